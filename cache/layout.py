@@ -1,0 +1,74 @@
+"""Where things live under ``<home>/cache/`` and how stored pages are named.
+
+Only stored ``.md`` pages go in ``cache/web/`` — that directory is what sandboxes see — so
+the index and locks live beside it in ``cache/``. A page's name carries a hash of its URL
+and of its content: the same content always maps to the same file, and changed content to a
+new file, so a path handed out in an earlier footer stays valid until eviction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+PAGE_SUFFIX = ".md"
+TEMP_PREFIX = ".tmp-"
+_SLUG_UNSAFE = re.compile(r"[^a-z0-9.-]+")
+
+
+def url_hash(url: str) -> str:
+    return hashlib.sha256(url.encode("utf-8")).hexdigest()[:12]
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def host_slug(host: str | None) -> str:
+    """A filesystem- and shell-friendly form of the host (no slashes, no leading dot)."""
+    slug = _SLUG_UNSAFE.sub("-", (host or "page").lower()).strip(".-")
+    return slug[:60] or "page"
+
+
+def page_name(host: str | None, url: str, sha256: str) -> str:
+    return f"{host_slug(host)}-{url_hash(url)}-{sha256[:16]}{PAGE_SUFFIX}"
+
+
+@dataclass(frozen=True)
+class CacheLayout:
+    """The paths of one webshelf home's cache."""
+
+    home: Path
+
+    @property
+    def root(self) -> Path:
+        return self.home / "cache"
+
+    @property
+    def web_dir(self) -> Path:
+        return self.root / "web"
+
+    @property
+    def index_path(self) -> Path:
+        return self.root / "index.sqlite"
+
+    def ensure(self) -> Path:
+        """Create ``cache/web`` (0755) if needed and refuse a symlinked or non-directory one.
+
+        Raises OSError subclasses only: ``cache/`` depends on the stdlib alone, and ``core``
+        converts these into webshelf errors where it calls in.
+        """
+        for d in (self.home, self.root, self.web_dir):
+            try:
+                os.mkdir(d, 0o755)
+            except FileExistsError:
+                pass
+            st = os.lstat(d)
+            if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+                raise NotADirectoryError(f"{d} must be a real directory (found a symlink or a file); move it away")
+        os.chmod(self.web_dir, 0o755)
+        return self.web_dir

@@ -1,0 +1,148 @@
+"""The ``webshelf`` command: nouns and verbs over the same Python API.
+
+    webshelf extract URL… [--limit N] [--fresh] [--json]
+    webshelf read PATH [--offset N] [--limit N]
+    webshelf config show|check|path
+
+Output is plain and stable (tests assert it exactly); progress goes to stderr only when
+several URLs are fetched on a terminal. Exit codes: 0 ok, 1 some URL or read failed,
+2 bad usage or config.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+import yaml
+
+from core.config import config_path, load_config
+from core.errors import ConfigError, InputError, WebshelfError
+from core.extract import web_extract_sync
+from core.models import ExtractResult
+from core.read import MAX_LIMIT, read_file
+
+
+def _fail(exc: WebshelfError, code: int) -> None:
+    click.echo(f"error[{exc.code}]: {exc.message}", err=True)
+    sys.exit(code)
+
+
+def _config(ctx: click.Context):
+    try:
+        return load_config(ctx.obj.get("config"))
+    except ConfigError as exc:
+        _fail(exc, 2)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--config", "config_file", metavar="FILE", envvar="WEBSHELF_CONFIG",
+              help="Config file (default: $WEBSHELF_HOME/config.yaml).")
+@click.version_option(package_name="webshelf")
+@click.pass_context
+def main(ctx: click.Context, config_file: str | None) -> None:
+    """webshelf — clean Markdown of web pages for AI agents, with the full text kept on a shelf."""
+    ctx.ensure_object(dict)
+    ctx.obj["config"] = config_file
+
+
+def _progress(total: int):
+    """A rich progress bar on stderr, only for several URLs on a terminal."""
+    if total < 2 or not sys.stderr.isatty():
+        return None, None
+    from rich.console import Console
+    from rich.progress import Progress
+
+    bar = Progress(transient=True, console=Console(stderr=True))
+    task = bar.add_task("extracting", total=total)
+    return bar, (lambda _r: bar.advance(task))
+
+
+@main.command()
+@click.argument("urls", nargs=-1, required=True)
+@click.option("--limit", "char_limit", type=int, help="Character budget per page (default web.extract_char_limit).")
+@click.option("--fresh", is_flag=True, help="Fetch again even if a recent stored copy exists.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as a JSON list.")
+@click.pass_context
+def extract(ctx: click.Context, urls: tuple[str, ...], char_limit: int | None, fresh: bool, as_json: bool) -> None:
+    """Fetch URLs and print each page as the agent would see it."""
+    config = _config(ctx)
+    bar, on_result = _progress(len(urls))
+    try:
+        if bar:
+            with bar:
+                results = web_extract_sync(list(urls), char_limit=char_limit, fresh=fresh, config=config, progress=on_result)
+        else:
+            results = web_extract_sync(list(urls), char_limit=char_limit, fresh=fresh, config=config)
+    except (InputError, ConfigError) as exc:
+        _fail(exc, 2)
+    if as_json:
+        click.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=2, ensure_ascii=False))
+    else:
+        for i, result in enumerate(results):
+            _print_result(result, several=len(results) > 1, first=i == 0)
+    sys.exit(0 if all(r.ok for r in results) else 1)
+
+
+def _print_result(result: ExtractResult, *, several: bool, first: bool) -> None:
+    if several:
+        click.echo(("" if first else "\n") + f"==> {result.url} <==")
+    if result.error:
+        click.echo(f"error[{result.error.code}]: {result.error.message}", err=True)
+        if several:
+            click.echo(f"error[{result.error.code}]: {result.error.message}")
+        return
+    click.echo(result.content, nl=False)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+
+
+@main.command()
+@click.argument("path")
+@click.option("--offset", default=1, show_default=True, type=int, help="First line to print (1-based).")
+@click.option("--limit", default=500, show_default=True, type=int, help=f"Lines to print (at most {MAX_LIMIT:,}).")
+@click.pass_context
+def read(ctx: click.Context, path: str, offset: int, limit: int) -> None:
+    """Print lines of a stored page as N|text."""
+    config = _config(ctx)
+    try:
+        click.echo(read_file(path, offset, limit, config=config), nl=False)
+    except InputError as exc:
+        _fail(exc, 2)
+    except WebshelfError as exc:
+        _fail(exc, 1)
+
+
+@main.group("config")
+def config_group() -> None:
+    """Show, check or locate the configuration."""
+
+
+@config_group.command("path")
+@click.pass_context
+def config_path_cmd(ctx: click.Context) -> None:
+    """Print the config file that applies (it may not exist yet)."""
+    path, _named = config_path(ctx.obj.get("config"))
+    click.echo(str(path))
+
+
+@config_group.command("show")
+@click.pass_context
+def config_show(ctx: click.Context) -> None:
+    """Print the effective configuration (defaults filled in) as YAML."""
+    config = _config(ctx)
+    click.echo(f"# home: {config.home}\n# file: {config.source or '(none: defaults)'}")
+    click.echo(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), nl=False)
+
+
+@config_group.command("check")
+@click.pass_context
+def config_check(ctx: click.Context) -> None:
+    """Validate the configuration; exit 2 with the problems if it is invalid."""
+    config = _config(ctx)
+    click.echo(f"ok: {config.source or 'no config file; using defaults'}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,155 @@
+"""YAML configuration → validated pydantic models.
+
+One file (``$WEBSHELF_HOME/config.yaml``, or ``--config`` / ``WEBSHELF_CONFIG``) configures
+everything. Unknown keys are rejected and out-of-range values are errors naming the key and
+the allowed range — never silently clamped — because a typo in a deployment config should
+fail loudly at start, not quietly change behaviour. ``${ENV_VAR}`` (or ``${ENV_VAR:-default}``)
+in any string keeps secrets out of the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from core.errors import ConfigError, InputError
+
+DEFAULT_USER_AGENT = "webshelf/0.1 (+https://pypi.org/project/webshelf/; web reader for AI agents)"
+CHAR_LIMIT_RANGE = (2_000, 2_000_000)
+
+
+class Strict(BaseModel):
+    """Base for every config section: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class WebConfig(Strict):
+    backend: str = Field("local", description="Backend used to fetch pages.")
+    extract_char_limit: int = Field(
+        15_000, ge=CHAR_LIMIT_RANGE[0], le=CHAR_LIMIT_RANGE[1],
+        description="Budget in characters for what one page returns to the agent, footer included.",
+    )
+    head_ratio: float = Field(0.75, ge=0.1, le=0.95, description="Share of the budget given to the head window.")
+    max_line_chars: int = Field(1_000, ge=80, le=100_000, description="Longer stored lines are wrapped.")
+    max_urls: int = Field(20, ge=1, le=1_000, description="URLs accepted in one call.")
+    concurrency: int = Field(8, ge=1, le=256, description="Pages fetched at once.")
+    timeout_s: float = Field(30.0, gt=0, le=3_600, description="Per-URL timeout in seconds.")
+    user_agent: str = Field(DEFAULT_USER_AGENT, min_length=1)
+
+
+class Config(Strict):
+    web: WebConfig = Field(default_factory=WebConfig)
+
+    _home: Path = PrivateAttr(default_factory=lambda: default_home())
+    _source: Path | None = PrivateAttr(default=None)
+
+    @property
+    def home(self) -> Path:
+        """The directory that holds config.yaml and cache/ (``WEBSHELF_HOME``)."""
+        return self._home
+
+    @property
+    def source(self) -> Path | None:
+        """The YAML file this config was read from, if any."""
+        return self._source
+
+    def with_home(self, home: Path | str) -> "Config":
+        self._home = Path(home).expanduser().absolute()
+        return self
+
+
+def default_home() -> Path:
+    return Path(os.environ.get("WEBSHELF_HOME") or "~/.webshelf").expanduser().absolute()
+
+
+def config_path(explicit: str | Path | None = None) -> tuple[Path, bool]:
+    """Which config file applies, and whether the user named it (then it must exist)."""
+    if explicit:
+        return Path(explicit).expanduser().absolute(), True
+    env = os.environ.get("WEBSHELF_CONFIG")
+    if env:
+        return Path(env).expanduser().absolute(), True
+    return default_home() / "config.yaml", False
+
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}")
+
+
+def _interpolate(node: Any, where: str, file: Path) -> Any:
+    if isinstance(node, dict):
+        return {k: _interpolate(v, f"{where}.{k}" if where else str(k), file) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_interpolate(v, f"{where}[{i}]", file) for i, v in enumerate(node)]
+    if isinstance(node, str):
+        def repl(m: re.Match[str]) -> str:
+            value = os.environ.get(m.group(1))
+            if value is None:
+                if m.group(2) is not None:
+                    return m.group(2)
+                raise ConfigError(
+                    f"{file}: {where}: environment variable {m.group(1)} is not set; "
+                    f"export it or write ${{{m.group(1)}:-default}}",
+                    path=str(file), key=where,
+                )
+            return value
+
+        return _ENV_REF.sub(repl, node)
+    return node
+
+
+def _describe(err: dict[str, Any]) -> str:
+    key = ".".join(str(p) for p in err["loc"])
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        return f"{key}: unknown key (check the spelling; see README's config reference)"
+    ctx = err.get("ctx") or {}
+    bounds = {"greater_than_equal": "≥ {ge}", "less_than_equal": "≤ {le}", "greater_than": "> {gt}", "less_than": "< {lt}"}
+    if kind in bounds:
+        return f"{key}: {err['input']!r} is out of range; allowed: {bounds[kind].format(**ctx)}"
+    return f"{key}: {err['msg']} (got {err.get('input')!r})"
+
+
+def parse_config(data: Any, file: Path) -> Config:
+    """Validate already-loaded YAML data; errors name the file and every bad key."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file}: the top level must be a mapping of sections (web, cache, runtimes)", path=str(file))
+    data = _interpolate(data, "", file)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(_describe(e) for e in exc.errors())
+        raise ConfigError(f"{file}: {problems}", path=str(file)) from None
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Load the config that applies (explicit path, WEBSHELF_CONFIG, or the home's config.yaml)."""
+    file, named = config_path(path)
+    if not file.exists():
+        if named:
+            raise ConfigError(f"config file {file} does not exist; create it or drop --config/WEBSHELF_CONFIG", path=str(file))
+        return Config().with_home(default_home())
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{file}: not valid YAML: {exc}", path=str(file)) from None
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read: {exc.strerror}", path=str(file)) from None
+    config = parse_config(data, file).with_home(default_home())
+    config._source = file
+    return config
+
+
+def check_char_limit(value: int) -> int:
+    """A per-call budget must be in the same range as the config key; say the range if not."""
+    lo, hi = CHAR_LIMIT_RANGE
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise InputError(f"char_limit {value!r} is out of range; allowed: {lo:,} to {hi:,} characters", key="char_limit")
+    return value

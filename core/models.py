@@ -1,0 +1,47 @@
+"""The data that crosses webshelf's boundaries: what a backend returns, what a caller gets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+
+@dataclass
+class Page:
+    """One fetched page as a backend hands it over, already converted to Markdown."""
+
+    url: str
+    final_url: str
+    markdown: str
+    title: str | None = None
+    content_type: str | None = None
+    status: int | None = None
+
+
+class ErrorInfo(BaseModel):
+    """Why one URL failed: a stable code to switch on and a message to act on."""
+
+    code: str
+    message: str
+
+
+class ExtractResult(BaseModel):
+    """The outcome for one URL, in input order; ``error`` replaces content on failure."""
+
+    url: str
+    final_url: str | None = None
+    title: str | None = None
+    content: str | None = None
+    truncated: bool = False
+    path: str | None = None
+    total_chars: int = 0
+    total_lines: int = 0
+    backend: str | None = None
+    elapsed_ms: float = 0.0
+    error: ErrorInfo | None = None
+    notes: list[str] = []
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None

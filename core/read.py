@@ -1,0 +1,89 @@
+"""``read_file``: page through a stored page by line numbers, confined to the cache.
+
+This is the host side of the footer's promise. Output lines are ``N|text`` with 1-based
+numbers, the same format an agent's own tools give inside a sandbox. Only files inside
+``cache/web/`` can be read, whatever ``..`` or symlinks a path contains, and the errors say
+what to do next: re-extract an evicted page, or which offsets exist.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+from cache.index import PageIndex
+from cache.layout import PAGE_SUFFIX, CacheLayout
+from core.config import Config, load_config
+from core.errors import InputError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
+
+MAX_LIMIT = 2_000
+
+
+def resolve_page_path(path: str | os.PathLike[str], layout: CacheLayout) -> Path:
+    """The real file a path names, refused unless it is a regular file directly in cache/web."""
+    raw = Path(path).expanduser()
+    web = layout.web_dir
+    web_real = Path(os.path.realpath(web))
+    candidate = raw if raw.is_absolute() else web / raw
+    real = Path(os.path.realpath(candidate))
+    if (real.parent != web_real or not real.name.endswith(PAGE_SUFFIX) or real.name.startswith(".")
+            or os.path.lexists(candidate) and os.path.islink(candidate)):
+        raise PathOutsideCacheError(
+            f"{path}: read_file only reads pages stored in {web}; use the path from a webshelf footer",
+            path=str(path),
+        )
+    return real
+
+
+def _url_for(layout: CacheLayout, name: str) -> str | None:
+    if not layout.index_path.exists():
+        return None
+    try:
+        with PageIndex(layout.index_path) as index:
+            record = index.get(name)
+    except sqlite3.Error:
+        return None
+    return record.url if record else None
+
+
+def _open_page(real: Path, layout: CacheLayout, shown: str):
+    try:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        url = _url_for(layout, real.name)
+        hint = f"; re-extract it with web_extract([{url!r}])" if url else "; extract the page again to get a new path"
+        raise PageNotFoundError(f"{shown}: no such stored page (evicted or never stored){hint}", path=shown, url=url) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise PathOutsideCacheError(f"{shown}: not a stored page", path=shown)
+    return open(fd, encoding="utf-8", errors="replace", newline="\n")
+
+
+def read_file(path: str | os.PathLike[str], offset: int = 1, limit: int = 500, *, config: Config | None = None) -> str:
+    """Lines ``offset``..``offset+limit-1`` of a stored page as ``N|text`` lines."""
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 1:
+        raise InputError(f"offset must be a line number ≥ 1 (got {offset!r})")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InputError(f"limit must be between 1 and {MAX_LIMIT:,} lines (got {limit!r})")
+    config = config or load_config()
+    layout = CacheLayout(config.home)
+    real = resolve_page_path(path, layout)
+    with _open_page(real, layout, str(path)) as f:
+        chunk = list(itertools.islice(f, offset - 1, offset - 1 + limit))
+    if not chunk:
+        total = count_lines(real)
+        raise OffsetPastEndError(
+            f"{path}: offset {offset:,} is past the end; the page has {total:,} lines (use offset 1–{max(total, 1):,})",
+            path=str(path),
+        )
+    return "".join(f"{n}|{line.rstrip(chr(10))}\n" for n, line in enumerate(chunk, offset))
+
+
+def count_lines(real: Path) -> int:
+    """Lines in a stored file, counting a last line without a newline."""
+    with open(real, "rb") as f:
+        data = f.read()
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)

@@ -1,0 +1,108 @@
+"""A real HTTP server on 127.0.0.1 for tests and benchmarks.
+
+It serves the shared corpora (``/pydocs/<file>``, ``/wcxb/<id>``) and any response a test
+registers with ``route()`` — status, headers, body, an optional delay — so fetch behaviour is
+tested over real sockets rather than mocks. ``latency`` delays every response (benchmarks).
+"""
+
+from __future__ import annotations
+
+import gzip
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Callable
+
+CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+PYDOCS = CORPORA / "pydocs"
+WCXB = CORPORA / "wcxb-dev"
+
+
+@dataclass
+class Response:
+    body: bytes = b""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "text/html; charset=utf-8"})
+    delay: float = 0.0
+
+
+Handler = Callable[[BaseHTTPRequestHandler], Response]
+
+
+def corpus_response(path: str) -> Response | None:
+    """Pages of the shared corpora by URL path, or None."""
+    if path.startswith("/pydocs/"):
+        file = PYDOCS / path.removeprefix("/pydocs/")
+        if file.is_file() and file.parent == PYDOCS:
+            return Response(file.read_bytes())
+    if path.startswith("/wcxb/"):
+        file = WCXB / "html" / f"{path.removeprefix('/wcxb/')}.html.gz"
+        if file.is_file():
+            return Response(gzip.decompress(file.read_bytes()))
+    return None
+
+
+class LoopbackServer:
+    """``with LoopbackServer() as srv: srv.url("/pydocs/library__re.html")``."""
+
+    def __init__(self, latency: float = 0.0) -> None:
+        self.latency = latency
+        self.routes: dict[str, Response | Handler] = {}
+        self.hits: dict[str, int] = {}
+        self._lock = threading.Lock()
+        outer = self
+
+        class _Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:  # keep test output clean
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 — http.server's naming
+                path = self.path.split("?", 1)[0]
+                with outer._lock:
+                    outer.hits[path] = outer.hits.get(path, 0) + 1
+                route = outer.routes.get(path)
+                response = route(self) if callable(route) else route or corpus_response(path)
+                if response is None:
+                    response = Response(b"not found", 404, {"Content-Type": "text/plain"})
+                delay = outer.latency + response.delay
+                if delay:
+                    time.sleep(delay)
+                try:
+                    self.send_response(response.status)
+                    for k, v in response.headers.items():
+                        self.send_header(k, v)
+                    if not any(k.lower() == "content-length" for k in response.headers):
+                        self.send_header("Content-Length", str(len(response.body)))
+                    self.end_headers()
+                    self.wfile.write(response.body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def route(self, path: str, response: Response | Handler) -> str:
+        """Serve ``response`` (or call a handler) at ``path``; returns the full URL."""
+        self.routes[path] = response
+        return self.url(path)
+
+    def __enter__(self) -> "LoopbackServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
