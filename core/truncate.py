@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 READ_LIMIT = 500
 OUTLINE_INTRO = " Headings in the omitted part:\n"
 OUTLINE_SHARE = 0.15  # at most this share of the budget goes to the outline of omitted headings
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _HEADING_OR_FENCE = re.compile(r"^(?:(#{1,6})[ \t]+(.+?)[ \t#]*|(```|~~~).*)$", re.MULTILINE)
 
 
@@ -152,11 +153,16 @@ def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75
     return Window(content, True, total_chars, total_lines, head, tail_start, outline)
 
 
+def _plain(heading: str) -> str:
+    """Heading text without link syntax or permalink marks, for a compact outline."""
+    return _LINK.sub(r"\1", heading).replace("¶", "").strip() or heading
+
+
 def _outline_lines(outline: list[Heading], room: int) -> list[str]:
     """The outline entries that fit in ``room`` characters: all headings if they fit, else
     only the higher levels (## before ###), else the first ones — then a count of the rest."""
     def entry(h: Heading) -> str:
-        return f"  line {h.line:,}: {'#' * h.level} {h.text[:120]}\n"
+        return f"  line {h.line:,}: {'#' * h.level} {_plain(h.text)[:120]}\n"
 
     def more(n: int) -> str:
         return f"  … and {n:,} more headings\n" if n else ""
