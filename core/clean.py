@@ -12,6 +12,14 @@ import re
 _MD_DATA_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(\s*<?data:[^)\s]*\s*(?:\"[^\"]*\")?\)")
 _HTML_DATA_IMAGE = re.compile(r"<img\b[^>]*?\bsrc\s*=\s*[\"']?data:[^>]*>", re.IGNORECASE)
 _HTML_ALT = re.compile(r"\balt\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+))", re.IGNORECASE)
+# Characters a reader cannot see but a model reads: zero-width and joiner characters, bidi
+# controls (which can reorder what a person sees), Unicode tag characters and variation
+# selectors (both used to smuggle hidden text), soft hyphens, and C0/C1 control characters.
+_INVISIBLE = re.compile(
+    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufe00-\ufe0f"
+    "\U000e0000-\U000e007f\U000e0100-\U000e01ef\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _BARE_BASE64 = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=%\s]{8,}")
 
 
@@ -32,6 +40,12 @@ def replace_data_images(text: str) -> str:
     text = _MD_DATA_IMAGE.sub(lambda m: _placeholder(m.group(1)), text)
     text = _HTML_DATA_IMAGE.sub(_html_image, text)
     return _BARE_BASE64.sub("[IMAGE]", text)
+
+
+def drop_invisible(text: str) -> str:
+    """Remove invisible Unicode; lone surrogates become U+FFFD so the text is always valid UTF-8."""
+    text = _INVISIBLE.sub("", text)
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def wrap_line(line: str, width: int) -> list[str]:
@@ -55,7 +69,7 @@ def clean_markdown(text: str, max_line_chars: int = 1_000) -> str:
     single final newline (empty text stays empty)."""
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = replace_data_images(text)
+    text = drop_invisible(replace_data_images(text))
     out: list[str] = []
     blank = True  # drops leading blank lines too
     for line in text.split("\n"):

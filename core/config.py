@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from core.errors import ConfigError, InputError
 
@@ -41,6 +41,29 @@ class WebConfig(Strict):
     concurrency: int = Field(8, ge=1, le=256, description="Pages fetched at once.")
     timeout_s: float = Field(30.0, gt=0, le=3_600, description="Per-URL timeout in seconds.")
     user_agent: str = Field(DEFAULT_USER_AGENT, min_length=1)
+    # fetch hardening (core/netpolicy.py, core/backends/local.py): what may be fetched, and how much
+    allow_private: bool = Field(False, description="Allow loopback, private, link-local and other non-public addresses.")
+    allow_hosts: list[str] = Field(
+        default_factory=list,
+        description="Hosts allowed even when they resolve to non-public addresses: names, *.suffix, IPs or CIDRs.",
+    )
+    max_redirects: int = Field(5, ge=0, le=30, description="Redirect hops followed, each re-checked.")
+    allow_file_urls: bool = Field(False, description="Allow file:// URLs (only under web.file_dirs).")
+    file_dirs: list[str] = Field(default_factory=list, description="Directories file:// URLs may read from.")
+    allow_secret_urls: bool = Field(False, description="Allow URLs carrying credentials (userinfo, token/key query parameters).")
+    max_bytes: int = Field(10_000_000, ge=1_000, le=2_000_000_000, description="Cap on a decoded response body, in bytes.")
+    read_timeout_s: float = Field(15.0, gt=0, le=3_600, description="Longest wait for any single read from the server.")
+    max_retries: int = Field(2, ge=0, le=10, description="Retries of a 429 or 503 response, honouring Retry-After.")
+    max_retry_wait_s: float = Field(10.0, ge=0, le=600, description="Total seconds spent waiting between retries of one URL.")
+    max_pdf_pages: int = Field(200, ge=1, le=100_000, description="PDF pages converted to text.")
+    wrap_untrusted: bool = Field(False, description="Wrap page content in untrusted-content markers with a random id.")
+
+    @field_validator("allow_hosts")
+    @classmethod
+    def _valid_hosts(cls, hosts: list[str]) -> list[str]:
+        from core.netpolicy import normalise_allow_entry
+
+        return [normalise_allow_entry(h) for h in hosts]
 
 
 class Config(Strict):

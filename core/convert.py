@@ -1,7 +1,11 @@
 """Response bytes → Markdown, by content type.
 
-HTML goes through main-content extraction; Markdown and plain text pass through untouched;
-JSON is pretty-printed in a fenced block so an agent can read its structure. Decoding uses
+HTML (also when mislabelled: sniffed) loses its hidden parts (core/html_hidden.py) and goes
+through main-content extraction; Markdown and plain text pass through untouched; JSON is
+pretty-printed in a fenced block so an agent can read its structure; PDF (by type or ``%PDF``
+magic) becomes text per page (core/pdf_text.py). Images, audio, video, archives and other
+binary types are refused with "unsupported content type X" — early, from the headers, when
+the type says so, so their bodies are never downloaded. Decoding uses
 the declared charset, then an HTML ``<meta charset>``, then detection, and never fails:
 undecodable bytes become U+FFFD, so the output is always valid UTF-8.
 """
@@ -16,6 +20,8 @@ from dataclasses import dataclass
 import charset_normalizer
 
 from core.errors import UnsupportedContentError
+from core.html_hidden import drop_hidden
+from core.pdf_text import looks_like_pdf, pdf_to_markdown
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|title|meta|div|p)\b", re.IGNORECASE | re.DOTALL)
@@ -23,6 +29,23 @@ _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|
 HTML_TYPES = {"text/html", "application/xhtml+xml"}
 MARKDOWN_TYPES = {"text/markdown", "text/x-markdown"}
 TEXT_TYPES = {"text/plain"}
+PDF_TYPES = {"application/pdf", "application/x-pdf"}
+# Declared types that say nothing reliable about the body: sniff it.
+VAGUE_TYPES = {"", "application/octet-stream", "binary/octet-stream", "application/unknown", "application/x-unknown",
+               "unknown/unknown", "text/plain"}
+BINARY_PREFIXES = ("image/", "audio/", "video/", "font/", "model/")
+BINARY_TYPES = {
+    "application/zip", "application/gzip", "application/x-gzip", "application/x-tar", "application/x-bzip2",
+    "application/x-xz", "application/x-7z-compressed", "application/x-rar-compressed", "application/vnd.rar",
+    "application/zstd", "application/java-archive", "application/x-msdownload", "application/x-executable",
+    "application/vnd.android.package-archive", "application/x-apple-diskimage", "application/wasm",
+    "application/msword", "application/vnd.ms-excel", "application/vnd.ms-powerpoint", "application/x-shockwave-flash",
+}
+# Magic numbers of common binary formats, for bodies whose type is vague.
+MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"), (b"PK\x03\x04", "application/zip"),
+         (b"\x1f\x8b", "application/gzip"), (b"7z\xbc\xaf", "application/x-7z-compressed"), (b"Rar!", "application/vnd.rar"),
+         (b"\x7fELF", "application/x-executable"), (b"MZ", "application/x-msdownload"), (b"ID3", "audio/mpeg"),
+         (b"OggS", "audio/ogg"), (b"fLaC", "audio/flac"), (b"\x00asm", "application/wasm"), (b"BZh", "application/x-bzip2"))
 
 
 @dataclass(frozen=True)
@@ -72,16 +95,58 @@ def looks_like_html(body: bytes) -> bool:
     return bool(_HTML_START.match(body[:1024]))
 
 
-def to_markdown(body: bytes, content_type_header: str | None, url: str) -> Converted:
+def unsupported(mtype: str, url: str) -> UnsupportedContentError:
+    return UnsupportedContentError(
+        f"unsupported content type {mtype or 'unknown'} at {url}; webshelf reads HTML, Markdown, plain text, JSON and PDF",
+        url=url,
+    )
+
+
+def refuse_binary_type(content_type_header: str | None, url: str) -> None:
+    """Refuse from the headers alone a type that is certainly not readable (image, archive, …)."""
+    mtype, _ = media_type(content_type_header)
+    if mtype.startswith(BINARY_PREFIXES) or mtype in BINARY_TYPES:
+        raise unsupported(mtype, url)
+
+
+def sniff_binary(body: bytes) -> str | None:
+    """The type of a recognisably binary body (magic number, or NUL bytes), else None."""
+    head = body[:1024]
+    for magic, mtype in MAGIC:
+        if head.startswith(magic):
+            return mtype
+    return "application/octet-stream" if b"\x00" in head else None
+
+
+def _valid_text(text: str) -> str:
+    """Lone surrogates (e.g. from a JSON ``\\ud800`` escape) → U+FFFD: the output is always valid UTF-8."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def to_markdown(body: bytes, content_type_header: str | None, url: str, *, max_pdf_pages: int = 200) -> Converted:
     """Convert a response body to Markdown according to its (declared or sniffed) type."""
+    converted = _convert(body, content_type_header, url, max_pdf_pages)
+    return Converted(_valid_text(converted.markdown), converted.title, converted.content_type)
+
+
+def _convert(body: bytes, content_type_header: str | None, url: str, max_pdf_pages: int) -> Converted:
     mtype, charset = media_type(content_type_header)
-    if mtype in HTML_TYPES or (mtype in ("", "application/octet-stream") and looks_like_html(body)):
+    refuse_binary_type(content_type_header, url)
+    if mtype in PDF_TYPES or ((mtype in VAGUE_TYPES or mtype in HTML_TYPES) and looks_like_pdf(body)):
+        text, title = pdf_to_markdown(body, url, max_pdf_pages)
+        return Converted(text, title, "application/pdf")
+    if mtype in HTML_TYPES or (mtype in VAGUE_TYPES and looks_like_html(body)):
         from core.html_markdown import html_to_markdown
 
-        converted = html_to_markdown(decode(body, charset, html=True), url)
-        return Converted(converted.markdown, converted.title, mtype or "text/html")
-    if mtype in MARKDOWN_TYPES or mtype in TEXT_TYPES:
-        return Converted(decode(body, charset, html=False), None, mtype)
+        converted = html_to_markdown(drop_hidden(decode(body, charset, html=True)), url)
+        return Converted(converted.markdown, converted.title, "text/html" if mtype in VAGUE_TYPES else mtype)
+    if mtype in VAGUE_TYPES and (binary := sniff_binary(body)):
+        raise unsupported(f"{mtype or 'unknown'} (the body looks like {binary})", url)
+    if mtype in MARKDOWN_TYPES or mtype in VAGUE_TYPES or mtype.startswith("text/") or mtype.endswith(("/xml", "+xml")):
+        return Converted(decode(body, charset, html=False), None, mtype or "text/plain")
     if mtype == "application/json" or mtype.endswith("+json"):
         text = decode(body, charset, html=False)
         try:
@@ -89,7 +154,4 @@ def to_markdown(body: bytes, content_type_header: str | None, url: str) -> Conve
         except ValueError:
             pass  # not valid JSON after all: show it as it came, still fenced
         return Converted(f"```json\n{text}\n```\n", None, mtype)
-    raise UnsupportedContentError(
-        f"unsupported content type {mtype or 'unknown'!s} at {url}; webshelf reads HTML, Markdown, plain text and JSON",
-        url=url,
-    )
+    raise unsupported(mtype, url)

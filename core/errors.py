@@ -14,7 +14,8 @@ yaml, SDKs) are converted where they enter webshelf and never leak out.
     │   ├── TooLargeError              too_large
     │   ├── FetchTimeoutError          timeout
     │   ├── UnsupportedContentError    unsupported_content_type
-    │   ├── HTTPStatusError            http_status
+    │   ├── HTTPStatusError            http_status        (carries .context["status"])
+    │   ├── TooManyRedirectsError      too_many_redirects (more than web.max_redirects hops)
     │   └── BackendError               backend_error      (a hosted provider failed)
     ├── CacheError                     cache_error
     │   ├── PathOutsideCacheError      path_outside_cache
@@ -76,6 +77,10 @@ class UnsupportedContentError(FetchError):
 
 class HTTPStatusError(FetchError):
     code = "http_status"
+
+
+class TooManyRedirectsError(FetchError):
+    code = "too_many_redirects"
 
 
 class BackendError(FetchError):

@@ -22,6 +22,7 @@ from core.clean import clean_markdown
 from core.config import Config, check_char_limit, load_config
 from core.errors import InputError, InvalidURLError, WebshelfError
 from core.models import ErrorInfo, ExtractResult, Page
+from core import untrusted
 from core.truncate import headings, render
 
 log = logging.getLogger("webshelf")
@@ -42,6 +43,8 @@ def check_urls(urls: Sequence[str] | str, max_urls: int) -> list[str]:
 
 def check_url(url: str) -> None:
     parts = urlsplit(url)
+    if parts.scheme.lower() == "file":
+        return  # the backend applies web.allow_file_urls / web.file_dirs (core/netpolicy.py)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise InvalidURLError(f"{url!r} is not an absolute http(s) URL; write it like https://example.com/page", url=url)
 
@@ -70,9 +73,12 @@ def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: in
         notes.append(store_note or "the full text could not be stored")
     if not text.strip():
         notes.append("no readable text was found on this page")
-    window = render(text, budget, path=path, head_ratio=config.web.head_ratio, store_note=store_note)
+    wrapped = config.web.wrap_untrusted
+    window = render(text, budget - (untrusted.overhead() if wrapped else 0), path=path,
+                    head_ratio=config.web.head_ratio, store_note=store_note)
     return ExtractResult(
-        url=page.url, final_url=page.final_url, title=title, content=window.content, truncated=window.truncated,
+        url=page.url, final_url=page.final_url, title=title,
+        content=untrusted.wrap(window.content) if wrapped else window.content, truncated=window.truncated,
         path=path, total_chars=window.total_chars, total_lines=window.total_lines, backend=backend,
         elapsed_ms=(time.perf_counter() - started) * 1000, notes=notes,
     )

@@ -26,7 +26,19 @@ def home(_isolated_home: Path) -> Path:
 
 @pytest.fixture
 def config(home: Path) -> Config:
-    return Config().with_home(home)
+    """Default config, except that the loopback test server may be reached (web.allow_private);
+    tests/core/test_fetch_policy.py proves loopback is refused without it."""
+    config = Config().with_home(home)
+    config.web.allow_private = True
+    return config
+
+
+@pytest.fixture
+def home_config_allows_loopback(home: Path) -> Path:
+    """A config.yaml in the test home letting the CLI (which loads its own config) reach loopback."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("web:\n  allow_private: true\n")
+    return home / "config.yaml"
 
 
 @pytest.fixture(scope="session")

@@ -1,37 +1,80 @@
 """The local backend: fetch with httpx on this machine, convert here, no API key needed.
 
-One ``httpx.AsyncClient`` per call serves every URL (shared connection pool, HTTP keep-alive),
-with redirects followed, gzip/brotli decoding and a User-Agent that says who we are.
+One ``httpx.AsyncClient`` per call serves every URL (shared connection pool, keep-alive). Every
+fetch is hardened against hostile URLs and servers (README "Security"):
+
+- the address policy (core/netpolicy.py) before the request, and in the connection itself
+  (core/guarded_connect.py: resolve once, check every address, connect to a checked one);
+- redirects followed here, not by httpx, each hop re-checked, at most ``web.max_redirects``;
+- one deadline per URL (``web.timeout_s``) over DNS, connect, TLS, redirects, retries and the
+  body, plus a per-read timeout (``web.read_timeout_s``) — a trickling server cannot hold on;
+- the decoded body capped at ``web.max_bytes`` while streaming (core/body.py), bombs included;
+- 429/503 retried up to ``web.max_retries`` honouring ``Retry-After`` within ``web.max_retry_wait_s``.
+
 Conversion (CPU-bound) runs in a worker thread so that it never stalls other fetches.
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
+import time
+from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
 from core.backends.base import Backend
+from core.body import read_capped, too_large
 from core.config import Config
-from core.convert import to_markdown
-from core.errors import FetchError, FetchTimeoutError, HTTPStatusError
+from core.convert import refuse_binary_type, to_markdown
+from core.errors import (BlockedURLError, FetchError, FetchTimeoutError, HTTPStatusError, TooManyRedirectsError,
+                         WebshelfError)
+from core.file_urls import read_file_url
+from core.guarded_connect import GuardedTransport, Resolver
 from core.models import Page
+from core.netpolicy import Policy, check_url, redact
 
-MAX_REDIRECTS = 5
+ACCEPT = "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.8,application/pdf;q=0.7,*/*;q=0.5"
+REDIRECTS = {301, 302, 303, 307, 308}
+RETRIED = {429, 503}
+
+
+@dataclass
+class Fetched:
+    final_url: str
+    status: int
+    content_type: str | None
+    body: bytes
+
+
+def retry_after_s(value: str | None, attempt: int) -> float:
+    """Seconds a ``Retry-After`` header asks for (delta or HTTP date); 1, 2, 4… s when absent."""
+    if value:
+        value = value.strip()
+        if value.isdigit():
+            return float(value)
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, when.timestamp() - time.time())
+        except (TypeError, ValueError):
+            pass
+    return float(2**attempt)
 
 
 class LocalBackend(Backend):
     name = "local"
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, resolver: Resolver | None = None) -> None:
         super().__init__(config)
         web = config.web
+        self.policy = Policy.from_config(web)
+        limits = httpx.Limits(max_connections=web.concurrency, max_keepalive_connections=web.concurrency)
         self._client = httpx.AsyncClient(
-            follow_redirects=True,
-            max_redirects=MAX_REDIRECTS,
-            timeout=httpx.Timeout(web.timeout_s),
-            headers={"User-Agent": web.user_agent, "Accept": "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.8,*/*;q=0.5"},
-            limits=httpx.Limits(max_connections=web.concurrency, max_keepalive_connections=web.concurrency),
+            transport=GuardedTransport(self.policy, limits=limits, resolver=resolver),
+            follow_redirects=False,  # followed in _follow, each hop checked
+            timeout=httpx.Timeout(web.timeout_s, read=min(web.read_timeout_s, web.timeout_s)),
+            headers={"User-Agent": web.user_agent, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate, br"},
             trust_env=False,
         )
 
@@ -39,19 +82,97 @@ class LocalBackend(Backend):
         await self._client.aclose()
 
     async def fetch(self, url: str) -> Page:
+        web = self.config.web
+        check_url(url, self.policy)
+        if urlsplit(url).scheme.lower() == "file":
+            body, ctype, final_url = await asyncio.to_thread(read_file_url, url, self.policy, web.max_bytes)
+            fetched = Fetched(final_url, 200, ctype, body)
+        else:
+            fetched = await self._fetch_within_deadline(url)
+        converted = await asyncio.to_thread(to_markdown, fetched.body, fetched.content_type, fetched.final_url,
+                                            max_pdf_pages=web.max_pdf_pages)
+        return Page(url=url, final_url=fetched.final_url, markdown=converted.markdown, title=converted.title,
+                    content_type=converted.content_type, status=fetched.status)
+
+    async def _fetch_within_deadline(self, url: str) -> Fetched:
+        web = self.config.web
+        shown = redact(url)
+        deadline = time.monotonic() + web.timeout_s
         try:
-            response = await asyncio.wait_for(self._client.get(url), self.config.web.timeout_s)
-        except (asyncio.TimeoutError, httpx.TimeoutException):
-            raise FetchTimeoutError(f"{url}: no complete response within {self.config.web.timeout_s:g} s (web.timeout_s)", url=url) from None
-        except httpx.TooManyRedirects:
-            raise FetchError(f"{url}: more than {MAX_REDIRECTS} redirects", url=url) from None
+            async with asyncio.timeout(web.timeout_s):
+                return await self._follow(url, deadline)
+        except TimeoutError:
+            raise FetchTimeoutError(f"{shown}: no complete response within {web.timeout_s:g} s (web.timeout_s, which covers "
+                                    "DNS, connect, TLS, redirects and the whole body)", url=url) from None
+        except httpx.TimeoutException as exc:
+            what = "connect" if isinstance(exc, httpx.ConnectTimeout) else "read"
+            raise FetchTimeoutError(f"{shown}: the server sent nothing for {web.read_timeout_s:g} s ({what} timeout, "
+                                    "web.read_timeout_s)", url=url) from None
+        except WebshelfError as exc:
+            if exc.context.get("url"):
+                raise
+            raise type(exc)(f"{shown}: {exc.message}", url=url, **exc.context) from None
         except httpx.HTTPError as exc:
-            raise FetchError(f"{url}: {type(exc).__name__}: {exc or 'request failed'}", url=url) from None
-        if response.status_code >= 400:
-            raise HTTPStatusError(
-                f"{url}: HTTP {response.status_code} {response.reason_phrase}", url=url, status=response.status_code
-            )
-        final_url = str(response.url)
-        converted = await asyncio.to_thread(to_markdown, response.content, response.headers.get("content-type"), final_url)
-        return Page(url=url, final_url=final_url, markdown=converted.markdown, title=converted.title,
-                    content_type=converted.content_type, status=response.status_code)
+            raise FetchError(f"{shown}: {type(exc).__name__}: {exc or 'request failed'}", url=url) from None
+
+    async def _follow(self, url: str, deadline: float) -> Fetched:
+        """GET with redirects followed by hand: every hop passes the policy again."""
+        web = self.config.web
+        current = url
+        for _hop in range(web.max_redirects + 1):
+            response, retry_note = await self._send_with_retries(current, deadline)
+            try:
+                location = response.headers.get("location")
+                if response.status_code in REDIRECTS and location:
+                    target = urljoin(str(response.url), location.strip())
+                    try:
+                        check_url(target, self.policy, first_hop=False)
+                    except BlockedURLError as exc:
+                        raise BlockedURLError(f"{redact(url)}: redirect to {exc.message}", url=url) from None
+                    current = target
+                    continue
+                if response.status_code >= 400:
+                    raise HTTPStatusError(f"{redact(url)}: HTTP {response.status_code} {response.reason_phrase}"
+                                          + (f" (at {redact(current)})" if current != url else "") + retry_note,
+                                          url=url, status=response.status_code)
+                return await self._read(url, response)
+            finally:
+                await response.aclose()
+        raise TooManyRedirectsError(f"{redact(url)}: more than {web.max_redirects} redirects (web.max_redirects); "
+                                    f"the last one pointed at {redact(current)}", url=url)
+
+    async def _send_with_retries(self, url: str, deadline: float) -> tuple[httpx.Response, str]:
+        """The response, and a note on retries for the error message when it is still a 429/503."""
+        web = self.config.web
+        waited = 0.0
+        for attempt in range(web.max_retries + 1):
+            try:
+                response = await self._client.send(self._client.build_request("GET", url), stream=True)
+            except BlockedURLError as exc:
+                raise BlockedURLError(f"{redact(url)}: {exc.message}", url=url) from None
+            if response.status_code not in RETRIED:
+                return response, ""
+            if attempt == web.max_retries:
+                return response, f"; gave up after {attempt} retries (web.max_retries)"
+            wait = retry_after_s(response.headers.get("retry-after"), attempt)
+            if waited + wait > web.max_retry_wait_s or time.monotonic() + wait > deadline:
+                return response, (f"; the server asked to retry after {wait:g} s, more than webshelf waits "
+                                  f"(web.max_retry_wait_s {web.max_retry_wait_s:g} s in total, within web.timeout_s) — try later")
+            await response.aclose()
+            await asyncio.sleep(wait)
+            waited += wait
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _read(self, url: str, response: httpx.Response) -> Fetched:
+        web = self.config.web
+        ctype = response.headers.get("content-type")
+        refuse_binary_type(ctype, redact(url))
+        encoding = response.headers.get("content-encoding")
+        length = response.headers.get("content-length")
+        if length and length.isdigit() and int(length) > web.max_bytes and not encoding:
+            raise too_large(redact(url), web.max_bytes)
+        body = await read_capped(response.aiter_raw(), encoding, web.max_bytes, redact(url))
+        return Fetched(str(response.url), response.status_code, ctype, body)
+
+
+__all__ = ["LocalBackend"]

@@ -19,12 +19,12 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_extract_prints_the_page_as_the_agent_sees_it(server):
+def test_extract_prints_the_page_as_the_agent_sees_it(server, home_config_allows_loopback):
     url = server.route("/cli/hello.md", Response(b"# Hello\n\nworld\n", headers={"Content-Type": "text/markdown"}))
     assert run("extract", url) == (0, "# Hello\n\nworld\n", "")
 
 
-def test_extract_of_several_urls_heads_each_block_and_reports_failures(server):
+def test_extract_of_several_urls_heads_each_block_and_reports_failures(server, home_config_allows_loopback):
     a = server.route("/cli/a.txt", Response(b"alpha\n", headers={"Content-Type": "text/plain"}))
     b = server.url("/cli/missing")
     code, out, err = run("extract", a, b)
@@ -34,7 +34,7 @@ def test_extract_of_several_urls_heads_each_block_and_reports_failures(server):
     assert err == message
 
 
-def test_extract_json_lists_every_field(server):
+def test_extract_json_lists_every_field(server, home_config_allows_loopback):
     url = server.route("/cli/j.txt", Response(b"text\n", headers={"Content-Type": "text/plain"}))
     code, out, _ = run("extract", "--json", url)
     [row] = json.loads(out)
@@ -45,12 +45,12 @@ def test_extract_json_lists_every_field(server):
     assert Path(row["path"]).read_text() == "text\n"
 
 
-def test_extract_with_a_bad_limit_is_a_usage_error(server):
+def test_extract_with_a_bad_limit_is_a_usage_error(server, home_config_allows_loopback):
     assert run("extract", "--limit", "5", server.url("/x")) == (
         2, "", "error[invalid_input]: char_limit 5 is out of range; allowed: 2,000 to 2,000,000 characters\n")
 
 
-def test_read_prints_numbered_lines_and_explains_errors(server):
+def test_read_prints_numbered_lines_and_explains_errors(server, home_config_allows_loopback):
     url = server.route("/cli/r.txt", Response(b"one\ntwo\nthree\n", headers={"Content-Type": "text/plain"}))
     code, out, _ = run("extract", "--json", url)
     path = json.loads(out)[0]["path"]
@@ -72,7 +72,7 @@ def test_config_commands(home, tmp_path):
     assert code == 0 and "extract_char_limit: 15000" in out
 
 
-def test_the_installed_console_script_runs(server, home):
+def test_the_installed_console_script_runs(server, home, home_config_allows_loopback):
     url = server.route("/cli/script.txt", Response(b"from a subprocess\n", headers={"Content-Type": "text/plain"}))
     exe = Path(sys.executable).with_name("webshelf")
     proc = subprocess.run([str(exe), "extract", url], capture_output=True, text=True, timeout=60,

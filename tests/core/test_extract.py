@@ -136,6 +136,7 @@ def test_a_broken_cache_still_returns_the_window_with_a_note_and_no_path(server,
     home.mkdir()
     (home / "cache").write_text("not a directory")
     config = Config().with_home(home)
+    config.web.allow_private = True  # the loopback server
     [r] = web_extract_sync([server.url(f"/pydocs/{LONG_PAGES[0]}")], config=config)
     assert r.ok and r.path is None and r.truncated and len(r.content) <= 15_000
     assert any("could not be stored" in n or "unusable" in n for n in r.notes)
