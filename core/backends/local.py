@@ -88,7 +88,8 @@ class LocalBackend(Backend):
             body, ctype, final_url = await asyncio.to_thread(read_file_url, url, self.policy, web.max_bytes)
             fetched = Fetched(final_url, 200, ctype, body)
         else:
-            fetched = await self._fetch_within_deadline(url)
+            async with self.gate:  # web.concurrency requests in flight; conversion below runs outside it
+                fetched = await self._fetch_within_deadline(url)
         converted = await asyncio.to_thread(to_markdown, fetched.body, fetched.content_type, fetched.final_url,
                                             max_pdf_pages=web.max_pdf_pages)
         return Page(url=url, final_url=fetched.final_url, markdown=converted.markdown, title=converted.title,
