@@ -26,6 +26,8 @@ class Response:
     status: int = 200
     headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "text/html; charset=utf-8"})
     delay: float = 0.0
+    trickle: float = 0.0  # seconds between body bytes (a slow-loris server), 0 = all at once
+    length: bool = True  # False: no Content-Length; the body ends when the connection closes
 
 
 Handler = Callable[[BaseHTTPRequestHandler], Response]
@@ -75,10 +77,19 @@ class LoopbackServer:
                     self.send_response(response.status)
                     for k, v in response.headers.items():
                         self.send_header(k, v)
-                    if not any(k.lower() == "content-length" for k in response.headers):
+                    if not response.length:
+                        self.send_header("Connection", "close")
+                        self.close_connection = True
+                    elif not any(k.lower() == "content-length" for k in response.headers):
                         self.send_header("Content-Length", str(len(response.body)))
                     self.end_headers()
-                    self.wfile.write(response.body)
+                    if response.trickle:
+                        for i in range(len(response.body)):
+                            self.wfile.write(response.body[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(response.trickle)
+                    else:
+                        self.wfile.write(response.body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
