@@ -112,6 +112,10 @@ class Runtime(ABC):
             raise MountCheckError(self.name, f"verify failed for {self.mount.path}: {failed}")
         return report
 
+    def mount_hint(self) -> str:
+        """How to give this kind of sandbox the mount (shown when verify finds it missing)."""
+        return f"the sandbox must show {self.mount.path} read-only at the same path"
+
     #: False only for an explicitly unsandboxed runtime (``runtimes.local.sandbox: none``)
     write_protected: bool = True
 

@@ -73,6 +73,13 @@ class DockerRuntime(BindRuntime):
             info = f"the daemon does not answer: {exc}"
         return SandboxExecError(self.name, f"{what}: container {self.container.short_id} is not running ({info})")
 
+    def mount_hint(self) -> str:
+        web = self.mount.path
+        if self.attached:
+            return (f"container {self.settings.container!r} was not started with the cache mounted; recreate it with "
+                    f"--mount type=bind,source={web},target={web},readonly (or unset runtimes.docker.container)")
+        return super().mount_hint()
+
     # lifecycle -------------------------------------------------------------------------------
     def start(self) -> None:
         if self.container is not None:

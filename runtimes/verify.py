@@ -69,7 +69,8 @@ def verify_mount(runtime: Runtime, *, timeout: float) -> VerifyReport:
         report.add("host directory", False, f"{directory} does not exist on the host")
         return report
     result = runtime.exec(["test", "-d", str(directory)], timeout=timeout)
-    if not report.add("same path", result.ok, f"{directory} {'exists' if result.ok else 'is missing'} inside"):
+    detail = f"{directory} exists inside" if result.ok else f"{directory} is missing inside; {runtime.mount_hint()}"
+    if not report.add("same path", result.ok, detail):
         return report
     sentinel, token = _write_sentinel(directory)
     try:

@@ -119,7 +119,8 @@ def test_attach_to_a_container_without_the_mount_fails_verify(docker_config: Con
         with open_runtime("docker", docker_config) as rt:
             with pytest.raises(MountError) as err, converted():
                 rt.verify()
-        assert "same path" in str(err.value) and web in str(err.value) and "runtime 'docker'" in str(err.value)
+        assert "same path" in str(err.value) and "runtime 'docker'" in str(err.value)
+        assert f"--mount type=bind,source={web},target={web},readonly" in str(err.value)
     finally:
         bare.remove(force=True)
 
