@@ -47,7 +47,7 @@ class Shelf:
             backend: str | None, content_type: str | None) -> StoredPage:
         """Store ``text`` for ``url``; raises OSError / sqlite3.Error with the cache intact."""
         data = text.encode("utf-8")
-        sha = content_hash(text)
+        sha = content_hash(data)
         name = page_name(urlsplit(final_url or url).hostname, url, sha)
         path, written = write_page(self.web_dir, name, data)
         now = time.time()

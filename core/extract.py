@@ -107,26 +107,24 @@ async def web_extract(
     except (OSError, sqlite3.Error) as exc:
         shelf_error = f"the cache at {config.home / 'cache'} is unusable: {getattr(exc, 'strerror', None) or exc}"
         log.warning(shelf_error)
-    gate = asyncio.Semaphore(config.web.concurrency)
     chosen = get_backend(backend or config.web.backend, config)
 
     async def one(url: str) -> ExtractResult:
         started = time.perf_counter()
-        async with gate:
-            try:
-                check_url(url)
-                page = await chosen.fetch(url)
-                result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config, chosen.name, started)
-                if runtimes and result.path:
-                    problems = await asyncio.to_thread(publish_all, runtimes, [result.path], config.runtimes.publish_timeout_s)
-                    result.notes.extend(str(p) for p in problems)
-            except WebshelfError as exc:
-                result = _error_result(url, exc, started, chosen.name)
-            except Exception as exc:  # noqa: BLE001 — one URL's bug must not fail the others
-                log.exception("unexpected error extracting %s", url)
-                result = _error_result(url, WebshelfError(f"{url}: internal error: {type(exc).__name__}: {exc}"),
-                                       started, chosen.name)
-                result.error.code = "internal_error"
+        try:
+            check_url(url)
+            page = await chosen.fetch(url)  # the backend limits requests in flight (web.concurrency)
+            result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config, chosen.name, started)
+            if runtimes and result.path:
+                problems = await asyncio.to_thread(publish_all, runtimes, [result.path], config.runtimes.publish_timeout_s)
+                result.notes.extend(str(p) for p in problems)
+        except WebshelfError as exc:
+            result = _error_result(url, exc, started, chosen.name)
+        except Exception as exc:  # noqa: BLE001 — one URL's bug must not fail the others
+            log.exception("unexpected error extracting %s", url)
+            result = _error_result(url, WebshelfError(f"{url}: internal error: {type(exc).__name__}: {exc}"),
+                                   started, chosen.name)
+            result.error.code = "internal_error"
         if progress:
             progress(result)
         return result

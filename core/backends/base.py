@@ -7,6 +7,7 @@ the pipeline turns that into a per-URL error without touching the other URLs.
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from types import TracebackType
 
@@ -19,6 +20,9 @@ class Backend(ABC):
 
     def __init__(self, config: Config) -> None:
         self.config = config
+        # At most web.concurrency requests in flight. Held only around network I/O, so that
+        # converting one page overlaps with fetching the next.
+        self.gate = asyncio.Semaphore(config.web.concurrency)
 
     async def __aenter__(self) -> "Backend":
         return self

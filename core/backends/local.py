@@ -40,7 +40,8 @@ class LocalBackend(Backend):
 
     async def fetch(self, url: str) -> Page:
         try:
-            response = await asyncio.wait_for(self._client.get(url), self.config.web.timeout_s)
+            async with self.gate:
+                response = await asyncio.wait_for(self._client.get(url), self.config.web.timeout_s)
         except (asyncio.TimeoutError, httpx.TimeoutException):
             raise FetchTimeoutError(f"{url}: no complete response within {self.config.web.timeout_s:g} s (web.timeout_s)", url=url) from None
         except httpx.TooManyRedirects:

@@ -1,0 +1,52 @@
+"""Cleaning: base64 images become placeholders, blank runs collapse, no line too long."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.clean import clean_markdown, wrap_line
+
+B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+def test_markdown_data_images_become_placeholders_with_alt():
+    text = f"a ![A red dot](data:image/png;base64,{B64}) b ![](data:image/gif;base64,{B64}) c\n"
+    assert clean_markdown(text) == "a [IMAGE: A red dot] b [IMAGE] c\n"
+
+
+def test_html_data_images_and_bare_base64_runs_become_placeholders():
+    text = f'<img alt="logo" src="data:image/png;base64,{B64}"> and <img src=\'data:image/png;base64,{B64}\'>\n' \
+           f"css: url(data:image/png;base64,{B64})\n"
+    assert clean_markdown(text) == "[IMAGE: logo] and [IMAGE]\ncss: url([IMAGE])\n"
+
+
+def test_normal_image_links_stay():
+    text = "![diagram](https://example.com/d.png)\n"
+    assert clean_markdown(text) == text
+
+
+def test_blank_runs_collapse_and_trailing_whitespace_goes():
+    assert clean_markdown("\n\n\na  \n\n\n\n\nb\t\r\nc\r\n\n\n") == "a\n\nb\nc\n"
+
+
+def test_long_lines_wrap_at_whitespace_and_hard_split_without_it():
+    words = " ".join(["word"] * 600)  # 2,999 characters
+    out = clean_markdown(words + "\n" + "x" * 2_500 + "\n", 1_000)
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 1_000
+    assert " ".join(lines[:3]) == words  # the breaks replaced single spaces only
+    assert "".join(lines[3:]) == "x" * 2_500
+
+
+def test_wrap_line_never_exceeds_width():
+    assert all(len(p) <= 10 for p in wrap_line("aaaa bbbbbbbbbbbbbbbbbbbb cc d", 10))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=3_000), st.integers(80, 400))
+def test_every_non_space_character_survives_and_no_line_is_too_long(text, width):
+    out = clean_markdown(text, width)
+    assert all(len(line) <= width for line in out.split("\n"))
+    if "data:" not in text:
+        assert "".join(out.split()) == "".join(text.replace("\r", "\n").split())

@@ -1,0 +1,88 @@
+"""Configuration: the README example loads, bad keys and values are named, env vars interpolate."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from core.config import load_config, parse_config
+from core.errors import ConfigError
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_config_yaml() -> str:
+    """The YAML block under README's "Configuration" heading."""
+    section = README.read_text().split("## Configuration", 1)[1]
+    return re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+
+
+def test_the_readme_example_is_valid_and_lists_every_default(tmp_path):
+    file = tmp_path / "config.yaml"
+    file.write_text(readme_config_yaml())
+    config = load_config(file)
+    assert config.source == file
+    # The reference shows the defaults: loading it changes nothing.
+    assert config.model_dump() == parse_config({}, file).model_dump()
+
+
+def test_defaults_apply_without_a_file(home):
+    config = load_config()
+    assert (config.web.extract_char_limit, config.web.head_ratio, config.web.max_line_chars) == (15_000, 0.75, 1_000)
+    assert config.home == home and config.source is None
+
+
+def test_the_home_config_file_is_used(home):
+    home.mkdir()
+    (home / "config.yaml").write_text("web:\n  extract_char_limit: 5000\n")
+    assert load_config().web.extract_char_limit == 5_000
+
+
+def test_webshelf_config_env_var_names_the_file(tmp_path, monkeypatch):
+    file = tmp_path / "other.yaml"
+    file.write_text("web: {concurrency: 3}\n")
+    monkeypatch.setenv("WEBSHELF_CONFIG", str(file))
+    assert load_config().web.concurrency == 3
+
+
+def test_a_named_file_that_does_not_exist_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_unknown_keys_are_rejected_with_their_path(tmp_path):
+    with pytest.raises(ConfigError, match=r"web\.extract_char_limt: unknown key"):
+        parse_config({"web": {"extract_char_limt": 100}}, tmp_path / "c.yaml")
+    with pytest.raises(ConfigError, match=r"webb: unknown key"):
+        parse_config({"webb": {}}, tmp_path / "c.yaml")
+
+
+def test_out_of_range_values_name_the_key_and_the_range_not_clamped(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        parse_config({"web": {"extract_char_limit": 10, "head_ratio": 2}}, tmp_path / "c.yaml")
+    message = str(err.value)
+    assert str(tmp_path / "c.yaml") in message
+    assert "web.extract_char_limit: 10 is out of range; allowed: ≥ 2000" in message
+    assert "web.head_ratio: 2 is out of range; allowed: ≤ 0.95" in message
+
+
+def test_wrong_types_and_bad_yaml_are_explained(tmp_path):
+    with pytest.raises(ConfigError, match=r"web\.concurrency: .*integer"):
+        parse_config({"web": {"concurrency": "many"}}, tmp_path / "c.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("web: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+    with pytest.raises(ConfigError, match="top level must be a mapping"):
+        parse_config(["web"], tmp_path / "c.yaml")
+
+
+def test_env_vars_are_interpolated_and_a_missing_one_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("WS_UA", "my-agent/1.0")
+    config = parse_config(yaml.safe_load("web:\n  user_agent: '${WS_UA} (+${WS_SITE:-none})'\n"), tmp_path / "c.yaml")
+    assert config.web.user_agent == "my-agent/1.0 (+none)"
+    with pytest.raises(ConfigError, match=r"web\.user_agent: environment variable WS_MISSING is not set"):
+        parse_config({"web": {"user_agent": "${WS_MISSING}"}}, tmp_path / "c.yaml")

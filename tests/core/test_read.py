@@ -1,0 +1,74 @@
+"""read_file: N|text lines, confinement to cache/web, errors that say what to do."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from cache.shelf import Shelf
+from core.errors import InputError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
+from core.read import read_file
+
+
+@pytest.fixture
+def stored(config):
+    text = "".join(f"line {i}\n" for i in range(1, 3_001))
+    with Shelf(config.home) as shelf:
+        page = shelf.put(url="https://example.com/a", final_url=None, title="A", text=text,
+                         backend="local", content_type="text/plain")
+    return page.path
+
+
+def test_lines_are_numbered_from_offset(stored, config):
+    assert read_file(stored, 2_999, 5, config=config) == "2999|line 2999\n3000|line 3000\n"
+    assert read_file(stored, config=config).count("\n") == 500
+
+
+def test_a_bare_name_is_taken_relative_to_the_cache(stored, config):
+    assert read_file(stored.name, 1, 1, config=config) == "1|line 1\n"
+
+
+def test_offset_past_the_end_says_how_many_lines_exist(stored, config):
+    with pytest.raises(OffsetPastEndError, match="the page has 3,000 lines"):
+        read_file(stored, 3_001, 10, config=config)
+
+
+@pytest.mark.parametrize("offset, limit", [(0, 10), (1, 0), (1, 2_001), (-5, 1)])
+def test_bad_offset_or_limit_names_the_allowed_values(stored, config, offset, limit):
+    with pytest.raises(InputError, match="offset must be|limit must be between 1 and 2,000"):
+        read_file(stored, offset, limit, config=config)
+
+
+def test_paths_outside_the_cache_are_refused(stored, config, tmp_path):
+    outside = tmp_path / "secret.md"
+    outside.write_text("secret\n")
+    for path in (outside, stored.parent / ".." / "index.sqlite", f"{stored.parent}/../../../secret.md", "/etc/passwd"):
+        with pytest.raises(PathOutsideCacheError, match="only reads pages stored in"):
+            read_file(path, config=config)
+
+
+def test_a_symlink_inside_the_cache_is_refused(stored, config, tmp_path):
+    target = tmp_path / "target.md"
+    target.write_text("x\n")
+    link = stored.parent / "evil.md"
+    os.symlink(target, link)
+    with pytest.raises(PathOutsideCacheError):
+        read_file(link, config=config)
+    os.unlink(link)
+    os.symlink(stored, link)  # even one pointing at a real page
+    with pytest.raises(PathOutsideCacheError):
+        read_file(link, config=config)
+
+
+def test_a_missing_page_names_the_url_to_re_extract(stored, config):
+    os.unlink(stored)
+    with pytest.raises(PageNotFoundError, match=r"re-extract it with web_extract\(\['https://example.com/a'\]\)"):
+        read_file(stored, config=config)
+
+
+def test_an_unknown_missing_page_says_to_extract_again(config):
+    web = config.home / "cache" / "web"
+    web.mkdir(parents=True)
+    with pytest.raises(PageNotFoundError, match="extract the page again"):
+        read_file(web / "nothing-here.md", config=config)
