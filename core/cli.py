@@ -3,6 +3,8 @@
     webshelf extract URL… [--limit N] [--fresh] [--json]
     webshelf read PATH [--offset N] [--limit N]
     webshelf config show|check|path
+    webshelf sandbox run --runtime NAME -- CMD…
+    webshelf runtime check NAME
 
 Output is plain and stable (tests assert it exactly); progress goes to stderr only when
 several URLs are fetched on a terminal. Exit codes: 0 ok, 1 some URL or read failed,
@@ -11,6 +13,7 @@ several URLs are fetched on a terminal. Exit codes: 0 ok, 1 some URL or read fai
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 
@@ -22,6 +25,7 @@ from core.errors import ConfigError, InputError, WebshelfError
 from core.extract import web_extract_sync
 from core.models import ExtractResult
 from core.read import MAX_LIMIT, read_file
+from core.sandbox import converted, open_running, open_runtime
 
 
 def _fail(exc: WebshelfError, code: int) -> None:
@@ -64,19 +68,28 @@ def _progress(total: int):
 @click.option("--limit", "char_limit", type=int, help="Character budget per page (default web.extract_char_limit).")
 @click.option("--fresh", is_flag=True, help="Fetch again even if a recent stored copy exists.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as a JSON list.")
+@click.option("--runtime", "runtime_names", multiple=True, metavar="NAME",
+              help="Publish each page into this configured, running sandbox before printing (repeatable).")
 @click.pass_context
-def extract(ctx: click.Context, urls: tuple[str, ...], char_limit: int | None, fresh: bool, as_json: bool) -> None:
+def extract(ctx: click.Context, urls: tuple[str, ...], char_limit: int | None, fresh: bool, as_json: bool,
+            runtime_names: tuple[str, ...]) -> None:
     """Fetch URLs and print each page as the agent would see it."""
     config = _config(ctx)
     bar, on_result = _progress(len(urls))
-    try:
-        if bar:
-            with bar:
-                results = web_extract_sync(list(urls), char_limit=char_limit, fresh=fresh, config=config, progress=on_result)
-        else:
-            results = web_extract_sync(list(urls), char_limit=char_limit, fresh=fresh, config=config)
-    except (InputError, ConfigError) as exc:
-        _fail(exc, 2)
+    with contextlib.ExitStack() as stack:
+        try:
+            runtimes = [stack.enter_context(_running(name, config)) for name in runtime_names]
+            if bar:
+                with bar:
+                    results = web_extract_sync(list(urls), char_limit=char_limit, fresh=fresh, config=config,
+                                               progress=on_result, runtimes=runtimes)
+            else:
+                results = web_extract_sync(list(urls), char_limit=char_limit, fresh=fresh, config=config,
+                                           runtimes=runtimes)
+        except (InputError, ConfigError) as exc:
+            _fail(exc, 2)
+        except WebshelfError as exc:
+            _fail(exc, 1)
     if as_json:
         click.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=2, ensure_ascii=False))
     else:
@@ -142,6 +155,68 @@ def config_check(ctx: click.Context) -> None:
     """Validate the configuration; exit 2 with the problems if it is invalid."""
     config = _config(ctx)
     click.echo(f"ok: {config.source or 'no config file; using defaults'}")
+
+
+@contextlib.contextmanager
+def _running(name: str, config):
+    """A started runtime for publishing; attaches, so nothing the user runs is stopped."""
+    runtime = open_running(name, config)
+    with converted():
+        runtime.start()
+    try:
+        yield runtime
+    finally:
+        runtime.stop()
+
+
+@main.group("sandbox")
+def sandbox_group() -> None:
+    """Run commands in a configured sandbox (runtimes.<name> in the config)."""
+
+
+@sandbox_group.command("run", context_settings={"ignore_unknown_options": True})
+@click.option("--runtime", "name", required=True, metavar="NAME", help="The runtime section to use (local, docker, …).")
+@click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds before the command is killed.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.pass_context
+def sandbox_run(ctx: click.Context, name: str, timeout: float, command: tuple[str, ...]) -> None:
+    """Start the sandbox, run COMMAND in it, print its output, stop it; exit with its exit code."""
+    config = _config(ctx)
+    try:
+        runtime = open_runtime(name, config)
+        with converted(), runtime:
+            result = runtime.exec(list(command), timeout=timeout)
+    except ConfigError as exc:
+        _fail(exc, 2)
+    except WebshelfError as exc:
+        _fail(exc, 125)
+    click.echo(result.stdout, nl=False)  # bytes pass through undecoded
+    click.echo(result.stderr, nl=False, err=True)
+    sys.exit(result.exit_code)
+
+
+@main.group("runtime")
+def runtime_group() -> None:
+    """Check configured runtimes."""
+
+
+@runtime_group.command("check")
+@click.argument("name")
+@click.pass_context
+def runtime_check(ctx: click.Context, name: str) -> None:
+    """Start the sandbox, verify the read-only same-path mount from inside, stop it."""
+    config = _config(ctx)
+    try:
+        runtime = open_runtime(name, config)
+        with converted(), runtime:
+            report = runtime.verify()
+    except ConfigError as exc:
+        _fail(exc, 2)
+    except WebshelfError as exc:
+        _fail(exc, 1)
+    click.echo("\n".join(report.lines()))
+    click.echo("result: ok")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,6 +23,9 @@ yaml, SDKs) are converted where they enter webshelf and never leak out.
     │   ├── OffsetPastEndError         offset_past_end
     │   └── StoreError                 store_failed       (the full text could not be stored)
     └── RuntimeAdapterError            runtime_error
+        ├── RuntimeUnavailableError    runtime_unavailable (bwrap/SDK/daemon/image missing)
+        ├── RuntimeExecError           runtime_exec_failed (a command could not run; sandbox died)
+        ├── RuntimeTimeoutError        runtime_timeout
         └── MountError                 mount_error
 """
 
@@ -113,3 +116,15 @@ class RuntimeAdapterError(WebshelfError):
 
 class MountError(RuntimeAdapterError):
     code = "mount_error"
+
+
+class RuntimeUnavailableError(RuntimeAdapterError):
+    code = "runtime_unavailable"
+
+
+class RuntimeExecError(RuntimeAdapterError):
+    code = "runtime_exec_failed"
+
+
+class RuntimeTimeoutError(RuntimeAdapterError):
+    code = "runtime_timeout"

@@ -24,6 +24,7 @@ from core.errors import InputError, InvalidURLError, WebshelfError
 from core.models import ErrorInfo, ExtractResult, Page
 from core import untrusted
 from core.truncate import headings, render
+from mounts.publish import PublishTarget, publish_all
 
 log = logging.getLogger("webshelf")
 
@@ -92,12 +93,15 @@ async def web_extract(
     config: Config | None = None,
     backend: str | None = None,
     progress: Progress | None = None,
+    runtimes: Sequence[PublishTarget] = (),
 ) -> list[ExtractResult]:
     """Extract each URL as Markdown for an agent: whole when it fits ``char_limit``
     (default ``web.extract_char_limit``), else head/tail windows and a footer naming the
     stored full text. One result per input URL, in order; failures are per-URL errors.
 
-    ``fresh`` asks for a network fetch even when a recent stored copy exists."""
+    ``fresh`` asks for a network fetch even when a recent stored copy exists. Each stored
+    page is published to every runtime in ``runtimes`` (readable inside before this returns);
+    a publish that fails or exceeds ``runtimes.publish_timeout_s`` is reported in ``notes``."""
     config = config or load_config()
     urls = check_urls(urls, config.web.max_urls)
     budget = check_char_limit(char_limit) if char_limit is not None else config.web.extract_char_limit
@@ -117,6 +121,9 @@ async def web_extract(
             check_url(url)
             page = await chosen.fetch(url)  # the backend limits requests in flight (web.concurrency)
             result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config, chosen.name, started)
+            if runtimes and result.path:
+                problems = await asyncio.to_thread(publish_all, runtimes, [result.path], config.runtimes.publish_timeout_s)
+                result.notes.extend(str(p) for p in problems)
         except WebshelfError as exc:
             result = _error_result(url, exc, started, chosen.name)
         except Exception as exc:  # noqa: BLE001 — one URL's bug must not fail the others

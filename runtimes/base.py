@@ -1,0 +1,152 @@
+"""The ``Runtime`` API every sandbox adapter implements.
+
+Starting a sandbox is kept apart from using it: ``start()``/``stop()``/``is_alive()`` own the
+lifecycle, ``exec()`` runs one command, and everything webshelf needs on top (``verify``,
+reading a page inside) is written once against ``exec``. Bind-mount runtimes inherit
+``BindRuntime``, whose publish is a check rather than a copy.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mounts.spec import MountSpec
+from runtimes.errors import MountCheckError, SandboxExecError
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What one command did inside the sandbox (bytes, undecoded: pages are UTF-8, tools may not be)."""
+
+    exit_code: int
+    stdout: bytes
+    stderr: bytes
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", errors="replace")
+
+
+@dataclass
+class VerifyReport:
+    """The outcome of ``verify()``: each check with its detail, plus warnings that are not failures."""
+
+    runtime: str
+    mount: str
+    checks: list[tuple[str, bool, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(passed for _, passed, _ in self.checks)
+
+    def add(self, name: str, passed: bool, detail: str) -> bool:
+        self.checks.append((name, passed, detail))
+        return passed
+
+    def lines(self) -> list[str]:
+        out = [f"runtime: {self.runtime}", f"mount: {self.mount} (read-only, same path)"]
+        out += [f"{'ok  ' if passed else 'FAIL'} {name}: {detail}" for name, passed, detail in self.checks]
+        out += [f"warning: {w}" for w in self.warnings]
+        return out
+
+
+class Runtime(ABC):
+    """A sandbox that shows ``mount`` read-only at the same path. Use as a context manager."""
+
+    #: the config section / registry name (``local``, ``docker``, …)
+    kind: str = "runtime"
+
+    def __init__(self, settings: Any, mount: MountSpec, *, name: str | None = None) -> None:
+        self.settings = settings
+        self.mount = mount
+        self.name = name or self.kind
+
+    # lifecycle -------------------------------------------------------------------------
+    @abstractmethod
+    def start(self) -> None:
+        """Create (or attach to) the sandbox with the mount in place; idempotent."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Tear down what ``start`` created (never a sandbox it only attached to); idempotent."""
+
+    @abstractmethod
+    def is_alive(self) -> bool:
+        """True while commands can run."""
+
+    @abstractmethod
+    def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
+        """Run ``argv`` (no shell) inside; raise ``SandboxTimeoutError`` after ``timeout`` s."""
+
+    def __enter__(self) -> "Runtime":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # mount contract --------------------------------------------------------------------
+    @abstractmethod
+    def publish(self, paths: Sequence[str]) -> None:
+        """Return only when every path is readable inside."""
+
+    @abstractmethod
+    def retract(self, paths: Sequence[str]) -> None:
+        """Return only when none of the paths is readable inside any more."""
+
+    def verify(self, *, timeout: float = 30.0) -> VerifyReport:
+        """Check the mount from inside; raise ``MountCheckError`` naming what failed."""
+        from runtimes.verify import verify_mount
+
+        report = verify_mount(self, timeout=timeout)
+        if not report.ok:
+            failed = "; ".join(f"{n}: {d}" for n, passed, d in report.checks if not passed)
+            raise MountCheckError(self.name, f"verify failed for {self.mount.path}: {failed}")
+        return report
+
+    def mount_hint(self) -> str:
+        """How to give this kind of sandbox the mount (shown when verify finds it missing)."""
+        return f"the sandbox must show {self.mount.path} read-only at the same path"
+
+    #: False only for an explicitly unsandboxed runtime (``runtimes.local.sandbox: none``)
+    write_protected: bool = True
+
+    def _check_inside(self, paths: Sequence[str]) -> None:
+        outside = self.mount.outside(list(paths))
+        if outside:
+            raise MountCheckError(self.name, f"{outside[0]} is not inside the mounted {self.mount.path}; "
+                                             "only stored pages of this webshelf home can be published")
+
+
+class BindRuntime(Runtime):
+    """A runtime that bind-mounts the whole directory: the kernel shows host changes at once.
+
+    The whole directory is bound (never single files: a file bind keeps the old inode after
+    the atomic replace that stores a page), so a page renamed into place on the host is
+    visible inside the moment the rename returns. Publishing therefore only checks that the
+    sandbox is running and the file is really there — no exec round-trip on the hot path;
+    ``verify()`` proves the mount itself from inside.
+    """
+
+    def publish(self, paths: Sequence[str]) -> None:
+        self._check_inside(paths)
+        if not self.is_alive():
+            raise SandboxExecError(self.name, "the sandbox is not running; start it before publishing")
+        missing = [p for p in paths if not os.path.isfile(p)]
+        if missing:
+            raise MountCheckError(self.name, f"{missing[0]} does not exist on the host, so the sandbox cannot see it")
+
+    def retract(self, paths: Sequence[str]) -> None:
+        self._check_inside(paths)
+        present = [p for p in paths if os.path.lexists(p)]
+        if present:
+            raise MountCheckError(self.name, f"{present[0]} still exists on the host; a bind mount shows host files, "
+                                             "so delete (evict) it on the host to retract it")

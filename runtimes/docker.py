@@ -1,0 +1,208 @@
+"""The ``docker`` runtime: a container (docker SDK) with ``cache/web`` bound read-only at its path.
+
+The cache directory is created first, then the container starts with a read-only bind of the
+*whole directory* — a single-file bind would keep showing the old inode after the atomic
+replace that stores a page. Defaults are the safe ones (no network, all capabilities
+dropped, no-new-privileges, read-only root with a tmpfs ``/tmp``, a non-root user, memory,
+CPU and pid limits), each overridable in ``runtimes.docker``. With ``container:`` set, the
+runtime attaches to a running container instead and never stops it; ``verify()`` says
+whether that container really has the mount. The ``docker`` SDK is imported only here.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import signal
+import socket
+from collections.abc import Sequence
+
+from runtimes.base import BindRuntime, ExecResult
+from runtimes.errors import SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
+
+LABEL = "io.webshelf.runtime"
+
+
+def _sdk(runtime: str):
+    try:
+        import docker
+    except ImportError:
+        raise SandboxUnavailableError(runtime, "the docker runtime needs the docker SDK: pip install 'webshelf[docker]'") from None
+    return docker
+
+
+class DockerRuntime(BindRuntime):
+    kind = "docker"
+
+    def __init__(self, settings, mount, *, name: str | None = None) -> None:
+        super().__init__(settings, mount, name=name)
+        self._docker = None
+        self._client = None
+        self.container = None
+        self.attached = bool(settings.container)
+
+    # connection and errors ---------------------------------------------------------------
+    def _where(self) -> str:
+        return self.settings.docker_host or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+
+    def _connect(self):
+        docker = self._docker = _sdk(self.name)
+        try:
+            client = docker.DockerClient(base_url=self.settings.docker_host, timeout=60) if self.settings.docker_host \
+                else docker.from_env(timeout=60)
+            client.ping()
+        except docker.errors.DockerException as exc:
+            raise SandboxUnavailableError(
+                self.name, f"cannot reach the Docker daemon at {self._where()} ({exc}); start dockerd, or point "
+                "DOCKER_HOST / runtimes.docker.docker_host at a running daemon") from None
+        return client
+
+    def _dead(self, what: str) -> SandboxExecError:
+        try:
+            self.container.reload()
+            state = self.container.attrs.get("State", {})
+            tail = self.container.logs(tail=5).decode(errors="replace").strip()
+            info = f"status {state.get('Status')}, exit code {state.get('ExitCode')}"
+            if state.get("OOMKilled"):
+                info += ", killed for memory (raise runtimes.docker.mem_limit)"
+            if tail:
+                info += f"; last output: {tail[-400:]}"
+        except self._docker.errors.NotFound:
+            info = "it no longer exists"
+        except self._docker.errors.DockerException as exc:
+            info = f"the daemon does not answer: {exc}"
+        return SandboxExecError(self.name, f"{what}: container {self.container.short_id} is not running ({info})")
+
+    def mount_hint(self) -> str:
+        web = self.mount.path
+        if self.attached:
+            return (f"container {self.settings.container!r} was not started with the cache mounted; recreate it with "
+                    f"--mount type=bind,source={web},target={web},readonly (or unset runtimes.docker.container)")
+        return super().mount_hint()
+
+    # lifecycle -------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self.container is not None:
+            return
+        self._client = self._connect()
+        errors = self._docker.errors
+        if self.attached:
+            try:
+                self.container = self._client.containers.get(self.settings.container)
+            except errors.NotFound:
+                raise SandboxUnavailableError(self.name, f"no container named {self.settings.container!r} "
+                                              "(runtimes.docker.container); start it first or unset the key") from None
+            if self.container.status != "running":
+                raise self._dead("cannot attach")
+            return
+        os.makedirs(self.mount.path, mode=0o755, exist_ok=True)
+        try:
+            self._client.images.get(self.settings.image)
+        except errors.ImageNotFound:
+            raise SandboxUnavailableError(
+                self.name, f"image {self.settings.image!r} is not on this Docker host; `docker pull "
+                f"{self.settings.image}` or build/import it, or set runtimes.docker.image") from None
+        try:
+            self.container = self._client.containers.run(self.settings.image, detach=True, **self._create_options())
+        except errors.APIError as exc:
+            raise SandboxUnavailableError(self.name, f"the container could not start: {exc.explanation or exc}") from None
+        self.container.reload()
+        if self.container.status != "running":
+            err = self._dead("start failed")
+            self._remove()
+            raise err
+
+    def _create_options(self) -> dict:
+        s = self.settings
+        types = self._docker.types
+        web = str(self.mount.path)
+        mounts = [types.Mount(target=web, source=web, type="bind", read_only=self.mount.read_only)]
+        for spec in s.volumes:
+            source, target, mode = (spec.split(":") + ["ro"])[:3]
+            mounts.append(types.Mount(target=target, source=source, type="bind", read_only=mode != "rw"))
+        options = dict(
+            command=list(s.command), mounts=mounts, network_mode=s.network, cap_drop=list(s.cap_drop) or None,
+            cap_add=list(s.cap_add) or None, read_only=s.read_only_root, tmpfs=dict(s.tmpfs) or None,
+            user=s.user or None, mem_limit=s.mem_limit, nano_cpus=int(s.cpus * 1e9) if s.cpus else None,
+            pids_limit=s.pids_limit, labels={LABEL: self.name, **s.labels}, environment=dict(s.env),
+            working_dir=s.working_dir or None, init=False,
+        )
+        if s.no_new_privileges:
+            options["security_opt"] = ["no-new-privileges:true"]
+        return options
+
+    def _remove(self) -> None:
+        try:
+            self.container.remove(force=True)
+        except self._docker.errors.NotFound:
+            pass
+        except self._docker.errors.DockerException:
+            pass
+
+    def stop(self) -> None:
+        if self.container is not None and not self.attached:
+            self._remove()
+        self.container = None
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def is_alive(self) -> bool:
+        if self.container is None:
+            return False
+        try:
+            self.container.reload()
+        except self._docker.errors.DockerException:
+            return False
+        return self.container.status == "running"
+
+    # commands --------------------------------------------------------------------------
+    def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
+        if self.container is None:
+            raise SandboxExecError(self.name, "the sandbox is not started; call start() or use it as a context manager")
+        if not argv:
+            raise SandboxExecError(self.name, "exec needs a command (argv is empty)")
+        api, errors = self._client.api, self._docker.errors
+        try:
+            exec_id = api.exec_create(self.container.id, [str(a) for a in argv], stdin=stdin is not None)["Id"]
+            sock = api.exec_start(exec_id, socket=True)
+        except errors.APIError as exc:
+            if exc.status_code in (404, 409):
+                raise self._dead(f"cannot run {argv[0]!r}") from None
+            raise SandboxExecError(self.name, f"cannot run {argv[0]!r}: {exc.explanation or exc}") from None
+        pool = concurrent.futures.ThreadPoolExecutor(1)
+        try:
+            future = pool.submit(self._talk, sock, stdin)
+            try:
+                stdout, stderr = future.result(timeout=timeout)
+            except concurrent.futures.TimeoutError:
+                self._kill(exec_id)
+                raise SandboxTimeoutError(self.name, f"{argv[0]!r} did not finish within {timeout:g} s and was killed") from None
+        finally:
+            sock.close()
+            pool.shutdown(wait=False)
+        code = api.exec_inspect(exec_id).get("ExitCode")
+        if code is None:
+            raise self._dead(f"{argv[0]!r} ended without an exit code")
+        return ExecResult(code, stdout, stderr)
+
+    def _talk(self, sock, stdin: bytes | None) -> tuple[bytes, bytes]:
+        """Send stdin, then read the multiplexed stdout/stderr frames until the command ends."""
+        frames = self._docker.utils.socket
+        raw = getattr(sock, "_sock", sock)
+        if stdin is not None:
+            raw.sendall(stdin)
+            raw.shutdown(socket.SHUT_WR)
+        out, err = bytearray(), bytearray()
+        for stream, data in frames.frames_iter(sock, tty=False):
+            (err if stream == frames.STDERR else out).extend(data)
+        return bytes(out), bytes(err)
+
+    def _kill(self, exec_id: str) -> None:
+        """Best effort: kill a timed-out exec's process (its host pid, when the daemon is local)."""
+        try:
+            pid = self._client.api.exec_inspect(exec_id).get("Pid")
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+        except (OSError, self._docker.errors.DockerException):
+            pass

@@ -1,0 +1,113 @@
+"""The ``local`` runtime: commands run under bubblewrap on this machine.
+
+Each ``exec`` is one ``bwrap`` process: the host filesystem (or the configured ``binds``)
+read-only, ``cache/web`` bound read-only at its own path, a private writable ``/tmp`` that
+lives as long as the runtime (so files persist between commands), fresh ``/dev`` and
+``/proc``, every namespace unshared (network too unless ``network: true``), and
+``--die-with-parent`` so nothing outlives webshelf. A missing ``bwrap`` is an error with the
+install hint — never a silent fall-back; only ``sandbox: none`` runs unsandboxed, and
+``verify()`` says so.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+
+from runtimes.base import BindRuntime, ExecResult
+from runtimes.errors import SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
+
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+
+
+class LocalRuntime(BindRuntime):
+    kind = "local"
+
+    def __init__(self, settings, mount, *, name: str | None = None) -> None:
+        super().__init__(settings, mount, name=name)
+        self._scratch: str | None = None
+        self._bwrap: str | None = None
+        self._started = False
+        self.write_protected = settings.sandbox != "none"
+
+    # lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._started:
+            return
+        if self.settings.sandbox == "bwrap":
+            self._bwrap = shutil.which(self.settings.bwrap)
+            if self._bwrap is None:
+                raise SandboxUnavailableError(
+                    self.name, f"bubblewrap ({self.settings.bwrap!r}) is not installed or not on PATH; install it "
+                    "(Debian/Ubuntu: apt-get install bubblewrap) or set runtimes.local.bwrap to its path. "
+                    "To run without a sandbox on purpose, set runtimes.local.sandbox: none")
+            self._scratch = tempfile.mkdtemp(prefix="webshelf-bwrap-tmp-")
+            os.chmod(self._scratch, 0o1777)
+        self._started = True
+        try:
+            probe = self.exec(["true"], timeout=30)
+        except SandboxExecError:
+            self.stop()
+            raise
+        if not probe.ok:
+            self.stop()
+            raise SandboxUnavailableError(
+                self.name, f"bwrap cannot create a sandbox here (exit {probe.exit_code}): "
+                f"{probe.stderr.decode(errors='replace').strip()[:300]} — user namespaces may be disabled "
+                "(sysctl kernel.unprivileged_userns_clone=1) or bwrap needs to be setuid")
+
+    def stop(self) -> None:
+        self._started = False
+        if self._scratch:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+    def is_alive(self) -> bool:
+        return self._started
+
+    # commands --------------------------------------------------------------------------
+    def _env(self) -> dict[str, str]:
+        env = {"PATH": DEFAULT_PATH, "HOME": "/tmp", "LANG": "C.UTF-8"}
+        env.update(self.settings.env)
+        return env
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        """The full bwrap command line for ``argv`` (public so ``sandbox run`` can show it)."""
+        s = self.settings
+        cmd = [self._bwrap or s.bwrap, "--die-with-parent", "--new-session", "--unshare-all"]
+        if s.network:
+            cmd.append("--share-net")
+        for path in s.binds:
+            cmd += ["--ro-bind-try", path, path]
+        cmd += ["--dev", "/dev", "--proc", "/proc", "--bind", self._scratch or "/nonexistent", "/tmp"]
+        web = str(self.mount.path)
+        cmd += ["--ro-bind" if self.mount.read_only else "--bind", web, web]
+        cmd += ["--clearenv"]
+        for key, value in self._env().items():
+            cmd += ["--setenv", key, value]
+        cmd += ["--chdir", s.working_dir, "--", *argv]
+        return cmd
+
+    def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
+        if not self._started:
+            raise SandboxExecError(self.name, "the sandbox is not started; call start() or use it as a context manager")
+        if not argv:
+            raise SandboxExecError(self.name, "exec needs a command (argv is empty)")
+        argv = [str(a) for a in argv]
+        if self.settings.sandbox == "none":
+            cmd, env, cwd = argv, {**os.environ, **self._env()}, self.settings.working_dir
+        else:
+            cmd, env, cwd = self.command(argv), None, None
+        try:
+            done = subprocess.run(cmd, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
+                                  capture_output=True, timeout=timeout, env=env, cwd=cwd)
+        except subprocess.TimeoutExpired:
+            raise SandboxTimeoutError(self.name, f"{argv[0]!r} did not finish within {timeout:g} s and was killed") from None
+        except FileNotFoundError as exc:
+            raise SandboxExecError(self.name, f"cannot run {exc.filename!r}: not found") from None
+        except OSError as exc:
+            raise SandboxExecError(self.name, f"cannot run {argv[0]!r}: {exc.strerror}") from None
+        return ExecResult(done.returncode, done.stdout, done.stderr)

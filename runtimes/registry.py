@@ -1,0 +1,34 @@
+"""Runtime names → adapter classes, imported only when a runtime is used.
+
+The name is the section under ``runtimes:`` in the YAML. Adding a runtime kind is one line
+here (or a ``register`` call from a plugin); its optional SDK stays unimported until then.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from runtimes.base import Runtime
+from runtimes.errors import SandboxUnavailableError
+
+_RUNTIMES: dict[str, str] = {
+    "local": "runtimes.local:LocalRuntime",
+    "docker": "runtimes.docker:DockerRuntime",
+}
+
+
+def register(name: str, target: str) -> None:
+    """Map ``name`` to ``"module:Class"`` (a ``Runtime`` subclass)."""
+    _RUNTIMES[name] = target
+
+
+def names() -> list[str]:
+    return sorted(_RUNTIMES)
+
+
+def runtime_class(name: str) -> type[Runtime]:
+    target = _RUNTIMES.get(name)
+    if target is None:
+        raise SandboxUnavailableError(name, f"unknown runtime; known runtimes: {', '.join(names())}")
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)

@@ -1,0 +1,132 @@
+"""The docker runtime beyond the shared suite: safe defaults, attach mode, clear errors."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from core.config import Config
+from core.errors import MountError, RuntimeExecError, RuntimeUnavailableError
+from core.sandbox import converted, open_runtime
+from runtimes.docker import LABEL
+from tests.loopback import Response
+
+
+@pytest.fixture
+def docker_config(config: Config, docker_image: str) -> Config:
+    config.runtimes.docker.image = docker_image
+    return config
+
+
+def test_safe_defaults_reach_the_container(docker_config: Config, docker_client):
+    with open_runtime("docker", docker_config) as rt:
+        attrs = docker_client.api.inspect_container(rt.container.id)
+        host, cfg = attrs["HostConfig"], attrs["Config"]
+        assert host["NetworkMode"] == "none" and host["CapDrop"] == ["ALL"] and host["ReadonlyRootfs"] is True
+        assert host["SecurityOpt"] == ["no-new-privileges:true"] and "/tmp" in host["Tmpfs"]
+        assert host["Memory"] == 1024 ** 3 and host["NanoCpus"] == 10 ** 9 and host["PidsLimit"] == 512
+        assert cfg["User"] == "65534:65534" and cfg["Labels"][LABEL] == "docker"
+        [mount] = [m for m in attrs["Mounts"] if m["Destination"] == str(rt.mount.path)]
+        assert mount["Type"] == "bind" and mount["Source"] == str(rt.mount.path) and mount["RW"] is False
+        assert rt.exec(["id", "-u"], timeout=30).stdout == b"65534\n"
+        assert rt.exec(["sh", "-c", "echo x > /etc/x"], timeout=30).exit_code != 0  # read-only root
+        container_id = rt.container.id
+    assert not [c for c in docker_client.containers.list(all=True) if c.id == container_id]  # removed at stop
+
+
+def test_overrides_from_yaml_keys(docker_config: Config, docker_client, tmp_path):
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "f.txt").write_text("extra\n")
+    d = docker_config.runtimes.docker
+    d.env, d.labels, d.working_dir, d.user = {"GREETING": "hej"}, {"team": "x"}, "/tmp", "1234:1234"
+    d.volumes, d.mem_limit, d.pids_limit = [f"{extra}:/extra"], "256m", 64
+    with open_runtime("docker", docker_config) as rt:
+        done = rt.exec(["sh", "-c", 'echo "$GREETING $(id -u) $(pwd)"; cat /extra/f.txt; touch /extra/g'], timeout=30)
+        attrs = docker_client.api.inspect_container(rt.container.id)
+    assert done.stdout == b"hej 1234 /tmp\nextra\n" and done.exit_code != 0  # the extra volume is read-only too
+    assert attrs["Config"]["Labels"]["team"] == "x" and attrs["HostConfig"]["Memory"] == 256 * 1024 ** 2
+
+
+def test_unreachable_daemon_names_where_it_looked(docker_config: Config, tmp_path):
+    docker_config.runtimes.docker.docker_host = f"unix://{tmp_path}/no-such.sock"
+    with pytest.raises(RuntimeUnavailableError) as err, converted():
+        open_runtime("docker", docker_config).start()
+    assert f"unix://{tmp_path}/no-such.sock" in str(err.value) and "dockerd" in str(err.value)
+
+
+def test_missing_image_says_how_to_get_it(docker_config: Config):
+    docker_config.runtimes.docker.image = "webshelf-no-such-image:never"
+    with pytest.raises(RuntimeUnavailableError) as err, converted():
+        open_runtime("docker", docker_config).start()
+    assert "docker pull webshelf-no-such-image:never" in str(err.value)
+
+
+def test_missing_sdk_names_the_extra(docker_config: Config, monkeypatch):
+    monkeypatch.setitem(sys.modules, "docker", None)  # makes `import docker` raise ImportError
+    with pytest.raises(RuntimeUnavailableError) as err, converted():
+        open_runtime("docker", docker_config).start()
+    assert "pip install 'webshelf[docker]'" in str(err.value)
+
+
+def test_container_that_died_is_reported(docker_config: Config):
+    with open_runtime("docker", docker_config) as rt:
+        rt.container.kill()
+        rt.container.wait()
+        assert not rt.is_alive()
+        with pytest.raises(RuntimeExecError) as err, converted():
+            rt.exec(["true"], timeout=30)
+    assert "is not running" in str(err.value) and "exit code" in str(err.value)
+
+
+def _container(docker_client, image: str, web: str, *, with_mount: bool):
+    volumes = {web: {"bind": web, "mode": "ro"}} if with_mount else {}
+    return docker_client.containers.run(image, ["sh", "-c", "trap 'exit 0' TERM; sleep 600 & wait"], detach=True,
+                                        volumes=volumes, network_mode="none", labels={LABEL: "attach-test"})
+
+
+def test_attach_to_a_running_container_and_leave_it_running(docker_config: Config, docker_client, docker_image, server):
+    from core.extract import web_extract_sync
+    from core.read import read_file
+    from core.sandbox import read_file_in
+    from mounts.spec import cache_mount
+
+    web = str(cache_mount(docker_config.home).path)
+    outside = _container(docker_client, docker_image, web, with_mount=True)
+    try:
+        docker_config.runtimes.docker.container = outside.name
+        with open_runtime("docker", docker_config) as rt:
+            assert rt.verify().ok
+            url = server.route("/attach/page.md", Response(b"# Attached\n" + b"line\n" * 50,
+                                                           headers={"Content-Type": "text/markdown"}))
+            [result] = web_extract_sync([url], config=docker_config, runtimes=[rt])
+            assert result.notes == []
+            assert read_file_in(rt, result.path, 1, 3, config=docker_config) == read_file(result.path, 1, 3, config=docker_config)
+        outside.reload()
+        assert outside.status == "running"
+    finally:
+        outside.remove(force=True)
+
+
+def test_attach_to_a_container_without_the_mount_fails_verify(docker_config: Config, docker_client, docker_image):
+    from mounts.spec import cache_mount
+
+    web = str(cache_mount(docker_config.home).path)
+    bare = _container(docker_client, docker_image, web, with_mount=False)
+    try:
+        docker_config.runtimes.docker.container = bare.id
+        with open_runtime("docker", docker_config) as rt:
+            with pytest.raises(MountError) as err, converted():
+                rt.verify()
+        assert "same path" in str(err.value) and "runtime 'docker'" in str(err.value)
+        assert f"--mount type=bind,source={web},target={web},readonly" in str(err.value)
+    finally:
+        bare.remove(force=True)
+
+
+def test_attach_to_a_missing_container(docker_config: Config):
+    docker_config.runtimes.docker.container = "webshelf-no-such-container"
+    with pytest.raises(RuntimeUnavailableError) as err, converted():
+        open_runtime("docker", docker_config).start()
+    assert "webshelf-no-such-container" in str(err.value) and "runtimes.docker.container" in str(err.value)
