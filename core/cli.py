@@ -3,6 +3,8 @@
     webshelf extract URL… [--limit N] [--fresh] [--json]
     webshelf read PATH [--offset N] [--limit N]
     webshelf config show|check|path
+    webshelf tools [--format openai|anthropic|json-schema]
+    webshelf mcp
 
 Output is plain and stable (tests assert it exactly); progress goes to stderr only when
 several URLs are fetched on a terminal. Exit codes: 0 ok, 1 some URL or read failed,
@@ -142,6 +144,33 @@ def config_check(ctx: click.Context) -> None:
     """Validate the configuration; exit 2 with the problems if it is invalid."""
     config = _config(ctx)
     click.echo(f"ok: {config.source or 'no config file; using defaults'}")
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["openai", "anthropic", "json-schema"]), default="json-schema",
+              show_default=True, help="Shape of the definitions: OpenAI function tools, Anthropic tools, or plain JSON schema.")
+def tools(fmt: str) -> None:
+    """Print the agent tool definitions (web_extract, read_file, search_page) as JSON."""
+    from core.tools import tool_definitions
+
+    click.echo(json.dumps(tool_definitions(fmt), indent=2, ensure_ascii=False))
+
+
+@main.command()
+@click.pass_context
+def mcp(ctx: click.Context) -> None:
+    """Run the MCP server on stdio (web_extract, read_file, search_page)."""
+    import asyncio
+
+    from core.mcp_server import serve_stdio
+
+    config = _config(ctx)
+    try:
+        asyncio.run(serve_stdio(config))
+    except WebshelfError as exc:
+        _fail(exc, 2)
+    except KeyboardInterrupt:
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,8 +21,9 @@ yaml, SDKs) are converted where they enter webshelf and never leak out.
     │   ├── PageNotFoundError          page_not_found     (missing or evicted page)
     │   ├── OffsetPastEndError         offset_past_end
     │   └── StoreError                 store_failed       (the full text could not be stored)
-    └── RuntimeAdapterError            runtime_error
-        └── MountError                 mount_error
+    ├── RuntimeAdapterError            runtime_error
+    │   └── MountError                 mount_error
+    └── MissingPackageError            missing_package    (an optional package is needed)
 """
 
 from __future__ import annotations
@@ -108,3 +109,9 @@ class RuntimeAdapterError(WebshelfError):
 
 class MountError(RuntimeAdapterError):
     code = "mount_error"
+
+
+class MissingPackageError(WebshelfError):
+    """An optional dependency (e.g. the MCP SDK) is not installed; the message names it."""
+
+    code = "missing_package"
