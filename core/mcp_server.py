@@ -37,9 +37,9 @@ def _sdk() -> tuple[Any, Any, Any]:
         import mcp_types
         from mcp.server.lowlevel import Server
         from mcp.server.stdio import stdio_server
-    except ImportError as exc:
+    except ImportError:
         raise MissingPackageError(
-            f"webshelf mcp needs the MCP Python SDK, which is not installed ({exc.name}); "
+            "webshelf mcp needs the MCP Python SDK (package 'mcp'), which is not installed; "
             "install it with: pip install 'webshelf[mcp]'  (or: pip install mcp)",
             package="mcp",
         ) from None
