@@ -5,6 +5,8 @@
     webshelf config show|check|path
     webshelf sandbox run --runtime NAME -- CMD…
     webshelf runtime check NAME
+    webshelf tools [--format openai|anthropic|json-schema]
+    webshelf mcp
 
 Output is plain and stable (tests assert it exactly); progress goes to stderr only when
 several URLs are fetched on a terminal. Exit codes: 0 ok, 1 some URL or read failed,
@@ -217,6 +219,33 @@ def runtime_check(ctx: click.Context, name: str) -> None:
         _fail(exc, 1)
     click.echo("\n".join(report.lines()))
     click.echo("result: ok")
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["openai", "anthropic", "json-schema"]), default="json-schema",
+              show_default=True, help="Shape of the definitions: OpenAI function tools, Anthropic tools, or plain JSON schema.")
+def tools(fmt: str) -> None:
+    """Print the agent tool definitions (web_extract, read_file, search_page) as JSON."""
+    from core.tools import tool_definitions
+
+    click.echo(json.dumps(tool_definitions(fmt), indent=2, ensure_ascii=False))
+
+
+@main.command()
+@click.pass_context
+def mcp(ctx: click.Context) -> None:
+    """Run the MCP server on stdio (web_extract, read_file, search_page)."""
+    import asyncio
+
+    from core.mcp_server import serve_stdio
+
+    config = _config(ctx)
+    try:
+        asyncio.run(serve_stdio(config))
+    except WebshelfError as exc:
+        _fail(exc, 2)
+    except KeyboardInterrupt:
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover
