@@ -232,8 +232,10 @@ def tools(fmt: str) -> None:
 
 
 @main.command()
+@click.option("--runtime", "runtime_names", multiple=True, metavar="NAME",
+              help="Publish extracted pages into this running sandbox (runtimes.NAME in config); repeatable.")
 @click.pass_context
-def mcp(ctx: click.Context) -> None:
+def mcp(ctx: click.Context, runtime_names: tuple[str, ...]) -> None:
     """Run the MCP server on stdio (web_extract, read_file, search_page)."""
     import asyncio
 
@@ -241,7 +243,9 @@ def mcp(ctx: click.Context) -> None:
 
     config = _config(ctx)
     try:
-        asyncio.run(serve_stdio(config))
+        with contextlib.ExitStack() as stack:
+            runtimes = [stack.enter_context(_running(name, config)) for name in runtime_names]
+            asyncio.run(serve_stdio(config, runtimes))
     except WebshelfError as exc:
         _fail(exc, 2)
     except KeyboardInterrupt:

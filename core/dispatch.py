@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,11 +71,11 @@ def _problem(err: Mapping[str, Any]) -> str:
     return f"{err['msg']} (got {err.get('input')!r})"
 
 
-async def extract_for_agent(args: WebExtractArgs, config: Config) -> list[ExtractResult]:
+async def extract_for_agent(args: WebExtractArgs, config: Config, runtimes: Sequence[Any] = ()) -> list[ExtractResult]:
     """The one place agent tools call the extract pipeline (MCP server and dispatcher alike);
-    publishing to configured runtimes belongs here, as the CLI does it."""
+    each stored page is published to ``runtimes`` before the tool returns, as the CLI does."""
     return await web_extract(args.urls, char_limit=args.char_limit, fresh=args.fresh,
-                             backend=args.backend, config=config)
+                             backend=args.backend, config=config, runtimes=runtimes)
 
 
 def _extract_output(results: list[ExtractResult]) -> ToolOutput:
@@ -91,13 +91,14 @@ def _extract_output(results: list[ExtractResult]) -> ToolOutput:
     return ToolOutput("\n".join(blocks), data, is_error=all(r.error for r in results))
 
 
-async def run_tool(name: str, arguments: Mapping[str, Any] | str | None, *, config: Config | None = None) -> ToolOutput:
+async def run_tool(name: str, arguments: Mapping[str, Any] | str | None, *, config: Config | None = None,
+                   runtimes: Sequence[Any] = ()) -> ToolOutput:
     """Run one tool call; failures come back as an error ToolOutput, not an exception."""
     try:
         args = parse_arguments(name, arguments)
         config = config or load_config()
         if isinstance(args, WebExtractArgs):
-            return _extract_output(await extract_for_agent(args, config))
+            return _extract_output(await extract_for_agent(args, config, runtimes))
         if isinstance(args, ReadFileArgs):
             text = await asyncio.to_thread(read_file, args.path, args.offset, args.limit, config=config)
             return ToolOutput(text)
@@ -111,12 +112,13 @@ async def run_tool(name: str, arguments: Mapping[str, Any] | str | None, *, conf
         return ToolOutput(error_text(exc) + "\n", is_error=True)
 
 
-def call_tool(name: str, arguments: Mapping[str, Any] | str | None = None, *, config: Config | None = None) -> str:
+def call_tool(name: str, arguments: Mapping[str, Any] | str | None = None, *, config: Config | None = None,
+              runtimes: Sequence[Any] = ()) -> str:
     """Run one tool call and return the text to hand back to the model (also inside a
     running event loop)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run_tool(name, arguments, config=config)).text
+        return asyncio.run(run_tool(name, arguments, config=config, runtimes=runtimes)).text
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, run_tool(name, arguments, config=config)).result().text
+        return pool.submit(asyncio.run, run_tool(name, arguments, config=config, runtimes=runtimes)).result().text

@@ -9,6 +9,7 @@ imported only here; without it the command says which package to install.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
@@ -53,8 +54,9 @@ def _version() -> str:
         return "0"
 
 
-def build_server(config: Config) -> Any:
-    """An MCP ``Server`` exposing web_extract, read_file and search_page under ``config``."""
+def build_server(config: Config, runtimes: Sequence[Any] = ()) -> Any:
+    """An MCP ``Server`` exposing web_extract, read_file and search_page under ``config``;
+    pages web_extract stores are published to ``runtimes`` before each call returns."""
     types, Server, _ = _sdk()
     tools = [
         types.Tool(
@@ -69,7 +71,7 @@ def build_server(config: Config) -> Any:
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(_ctx: Any, params: Any) -> Any:
-        out = await run_tool(params.name, params.arguments, config=config)
+        out = await run_tool(params.name, params.arguments, config=config, runtimes=runtimes)
         return types.CallToolResult(content=[types.TextContent(type="text", text=out.text)],
                                     structured_content=out.data, is_error=out.is_error)
 
@@ -77,9 +79,9 @@ def build_server(config: Config) -> Any:
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def serve_stdio(config: Config) -> None:
+async def serve_stdio(config: Config, runtimes: Sequence[Any] = ()) -> None:
     """Serve one MCP client on stdin/stdout until it disconnects."""
     _, _, stdio_server = _sdk()
-    server = build_server(config)
+    server = build_server(config, runtimes)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
