@@ -4,6 +4,11 @@ The pipeline of DESIGN.md. URLs are fetched concurrently through one backend (on
 HTTP client), duplicates once; results come back in input order. Every failure is contained
 in its own URL's result: a bad URL, a fetch error, even a failed store (then the agent still
 gets its window, with a note that the full text could not be kept and no dangling path).
+
+A URL with a stored copy younger than ``cache.max_age`` is served from the shelf without any
+network request (``cached=True``; ``fresh=True`` bypasses this), and the backend is not even
+opened when every URL is a hit. After a call that wrote pages, one bounded eviction pass runs
+(skipped at once if another process is pruning), protecting every page this call hands out.
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from urllib.parse import urlsplit
 
-from cache.shelf import Shelf
+from cache.evict import EvictionPolicy
+from cache.shelf import CachedPage, Shelf
 from core.backends import get_backend
 from core.clean import clean_markdown
 from core.config import Config, check_char_limit, load_config
@@ -27,6 +34,7 @@ from core.truncate import headings, render
 log = logging.getLogger("webshelf")
 
 Progress = Callable[[ExtractResult], None]
+OPPORTUNISTIC_REMOVALS = 256  # pages one extract call may evict on its way out (bounded work)
 
 
 def check_urls(urls: Sequence[str] | str, max_urls: int) -> list[str]:
@@ -59,23 +67,78 @@ def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: in
     notes: list[str] = []
     path: str | None = None
     store_note = shelf_error
+    cut_note: str | None = None
     if shelf is not None:
         try:
             stored = shelf.put(url=page.url, final_url=page.final_url, title=title, text=text,
-                               backend=backend, content_type=page.content_type)
-            path = str(stored.path)
+                               backend=backend, content_type=page.content_type,
+                               max_chars=config.cache.max_file_chars)
+            path, text = str(stored.path), stored.text
+            cut_note = _cut_note(stored.record.original_chars, config)
         except (OSError, sqlite3.Error) as exc:
             store_note = f"the full text could not be stored: {getattr(exc, 'strerror', None) or exc}"
     if path is None:
         notes.append(store_note or "the full text could not be stored")
+    if cut_note:
+        notes.append(cut_note)
     if not text.strip():
         notes.append("no readable text was found on this page")
-    window = render(text, budget, path=path, head_ratio=config.web.head_ratio, store_note=store_note)
+    window = render(text, budget, path=path, head_ratio=config.web.head_ratio, store_note=store_note,
+                    cut_note=cut_note)
     return ExtractResult(
         url=page.url, final_url=page.final_url, title=title, content=window.content, truncated=window.truncated,
         path=path, total_chars=window.total_chars, total_lines=window.total_lines, backend=backend,
         elapsed_ms=(time.perf_counter() - started) * 1000, notes=notes,
     )
+
+
+def _cut_note(original_chars: int | None, config: Config) -> str | None:
+    if original_chars is None:
+        return None
+    return (f"Stored copy cut at {config.cache.max_file_chars:,} characters (cache.max_file_chars): "
+            f"the page has {original_chars:,}; the rest was not stored.")
+
+
+def _from_cache(url: str, hit: CachedPage, budget: int, config: Config, started: float) -> ExtractResult:
+    """The result for a reused stored copy: same windows and footer as a fresh extract."""
+    rec = hit.record
+    cut_note = _cut_note(rec.original_chars, config)
+    window = render(hit.text, budget, path=str(hit.path), head_ratio=config.web.head_ratio, cut_note=cut_note)
+    age = max(time.time() - rec.fetched_at, 0)
+    notes = [f"served from the stored copy fetched {age:.0f} s ago (cache.max_age); pass fresh=True to fetch again"]
+    if cut_note:
+        notes.append(cut_note)
+    return ExtractResult(
+        url=url, final_url=rec.final_url, title=rec.title, content=window.content, truncated=window.truncated,
+        path=str(hit.path), total_chars=window.total_chars, total_lines=window.total_lines, backend=rec.backend,
+        elapsed_ms=(time.perf_counter() - started) * 1000, notes=notes, cached=True,
+    )
+
+
+def _reuse(shelf: Shelf | None, url: str, fresh: bool, config: Config) -> CachedPage | None:
+    """A stored copy to serve instead of fetching, or None; a broken cache is just a miss."""
+    if shelf is None or fresh or config.cache.max_age <= 0:
+        return None
+    try:
+        check_url(url)
+        return shelf.reuse(url, config.cache.max_age)
+    except (WebshelfError, OSError, sqlite3.Error) as exc:
+        if not isinstance(exc, WebshelfError):
+            log.warning("cache lookup for %s failed, fetching instead: %s", url, exc)
+        return None
+
+
+def _evict_after(shelf: Shelf, config: Config, protect: set[str]) -> None:
+    """One bounded, non-blocking eviction pass after a call that wrote pages."""
+    policy = EvictionPolicy(ttl=config.cache.ttl, max_total_bytes=config.cache.max_total_bytes)
+    try:
+        report = shelf.prune(policy, protect=protect, max_removals=OPPORTUNISTIC_REMOVALS, block=False)
+    except (OSError, sqlite3.Error) as exc:
+        log.warning("cache eviction pass failed (the extract is unaffected): %s", exc)
+        return
+    if report.removed or report.temp_removed:
+        log.info("evicted %d pages (%d bytes) and %d stale temp files", len(report.removed), report.freed_bytes,
+                 len(report.temp_removed))
 
 
 async def web_extract(
@@ -104,33 +167,48 @@ async def web_extract(
         shelf_error = f"the cache at {config.home / 'cache'} is unusable: {getattr(exc, 'strerror', None) or exc}"
         log.warning(shelf_error)
     gate = asyncio.Semaphore(config.web.concurrency)
-    chosen = get_backend(backend or config.web.backend, config)
-
-    async def one(url: str) -> ExtractResult:
-        started = time.perf_counter()
-        async with gate:
-            try:
-                check_url(url)
-                page = await chosen.fetch(url)
-                result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config, chosen.name, started)
-            except WebshelfError as exc:
-                result = _error_result(url, exc, started, chosen.name)
-            except Exception as exc:  # noqa: BLE001 — one URL's bug must not fail the others
-                log.exception("unexpected error extracting %s", url)
-                result = _error_result(url, WebshelfError(f"{url}: internal error: {type(exc).__name__}: {exc}"),
-                                       started, chosen.name)
-                result.error.code = "internal_error"
-        if progress:
-            progress(result)
-        return result
-
+    by_url: dict[str, ExtractResult] = {}
     try:
-        async with chosen:
-            done = await asyncio.gather(*(one(u) for u in unique))
+        misses: list[str] = []
+        for url in unique:
+            started = time.perf_counter()
+            hit = _reuse(shelf, url, fresh, config)
+            if hit is None:
+                misses.append(url)
+                continue
+            by_url[url] = _from_cache(url, hit, budget, config, started)
+            if progress:
+                progress(by_url[url])
+        if misses:
+            chosen = get_backend(backend or config.web.backend, config)
+
+            async def one(url: str) -> ExtractResult:
+                started = time.perf_counter()
+                async with gate:
+                    try:
+                        check_url(url)
+                        page = await chosen.fetch(url)
+                        result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config,
+                                                         chosen.name, started)
+                    except WebshelfError as exc:
+                        result = _error_result(url, exc, started, chosen.name)
+                    except Exception as exc:  # noqa: BLE001 — one URL's bug must not fail the others
+                        log.exception("unexpected error extracting %s", url)
+                        result = _error_result(url, WebshelfError(f"{url}: internal error: {type(exc).__name__}: {exc}"),
+                                               started, chosen.name)
+                        result.error.code = "internal_error"
+                if progress:
+                    progress(result)
+                return result
+
+            async with chosen:
+                by_url.update(zip(misses, await asyncio.gather(*(one(u) for u in misses))))
+            if shelf is not None:
+                handed_out = {Path(r.path).name for r in by_url.values() if r.path}
+                await asyncio.to_thread(_evict_after, shelf, config, handed_out)
     finally:
         if shelf is not None:
             shelf.close()
-    by_url = dict(zip(unique, done))
     seen: set[str] = set()
     results = []
     for u in urls:  # a repeated URL gets its own copy of the one result

@@ -38,24 +38,38 @@ def resolve_page_path(path: str | os.PathLike[str], layout: CacheLayout) -> Path
     return real
 
 
-def _url_for(layout: CacheLayout, name: str) -> str | None:
+def _url_for(layout: CacheLayout, name: str) -> tuple[str | None, str | None]:
+    """(URL, why it is gone) for a page the index knows or once knew (evicted pages leave a tombstone)."""
     if not layout.index_path.exists():
-        return None
+        return None, None
     try:
         with PageIndex(layout.index_path) as index:
             record = index.get(name)
+            if record:
+                return record.url or None, None
+            gone = index.tombstone(name)
     except sqlite3.Error:
-        return None
-    return record.url if record else None
+        return None, None
+    return (gone.url or None, gone.reason) if gone else (None, None)
+
+
+def _touch(layout: CacheLayout, name: str) -> None:
+    """Count a read as a use, so least-recently-used eviction keeps pages agents are reading."""
+    try:
+        with PageIndex(layout.index_path) as index:
+            index.touch(name)
+    except sqlite3.Error:
+        pass  # a read must not fail because the index is busy or damaged
 
 
 def _open_page(real: Path, layout: CacheLayout, shown: str):
     try:
         fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
-        url = _url_for(layout, real.name)
+        url, reason = _url_for(layout, real.name)
         hint = f"; re-extract it with web_extract([{url!r}])" if url else "; extract the page again to get a new path"
-        raise PageNotFoundError(f"{shown}: no such stored page (evicted or never stored){hint}", path=shown, url=url) from None
+        why = f"evicted: {reason}" if reason else "evicted or never stored"
+        raise PageNotFoundError(f"{shown}: no such stored page ({why}){hint}", path=shown, url=url) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise PathOutsideCacheError(f"{shown}: not a stored page", path=shown)
@@ -79,6 +93,7 @@ def read_file(path: str | os.PathLike[str], offset: int = 1, limit: int = 500, *
             f"{path}: offset {offset:,} is past the end; the page has {total:,} lines (use offset 1–{max(total, 1):,})",
             path=str(path),
         )
+    _touch(layout, real.name)
     return "".join(f"{n}|{line.rstrip(chr(10))}\n" for n, line in enumerate(chunk, offset))
 
 
