@@ -147,11 +147,15 @@ class PageIndex:
         """Mark a page as just used (extract or read), for least-recently-used eviction."""
         self._db.execute("UPDATE pages SET last_access = ? WHERE name = ?", (when or time.time(), name))
 
-    def count(self, counter: str, by: float = 1) -> None:
-        """Add to a named counter (cache hits and misses), starting the clock on first use."""
+    def count(self, counter: str, by: float = 1, *, touch: str | None = None) -> None:
+        """Add to a named counter (cache hits and misses), starting the clock on first use;
+        ``touch`` also marks that page as used, in the same transaction."""
+        now = time.time()
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("INSERT OR IGNORE INTO counters (name, value) VALUES ('since', ?)", (time.time(),))
+            if touch is not None:
+                self._db.execute("UPDATE pages SET last_access = ? WHERE name = ?", (now, touch))
+            self._db.execute("INSERT OR IGNORE INTO counters (name, value) VALUES ('since', ?)", (now,))
             self._db.execute("INSERT INTO counters (name, value) VALUES (?, ?) "
                              "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value", (counter, by))
 

@@ -32,6 +32,9 @@ class CacheLock:
             os.close(self._fd)
             self._fd = -1
 
+    def __del__(self) -> None:  # a dropped shared shelf releases its descriptor
+        self.close()
+
     @contextmanager
     def shared(self) -> Iterator[None]:
         with self._mutex:

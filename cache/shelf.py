@@ -55,8 +55,40 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
 
+_shared: dict[Path, tuple[int, int, "Shelf"]] = {}  # home -> (pid, index inode, shelf)
+_shared_lock = threading.Lock()
+SHARED_HOMES = 8  # homes one process keeps a shelf open for (older ones close when unused)
+
+
 class Shelf:
     """One webshelf home's stored pages; safe to share between threads of one process."""
+
+    @classmethod
+    def shared(cls, home: Path) -> "Shelf":
+        """This process's long-lived shelf for ``home`` (opened on first use).
+
+        Opening SQLite and closing the last connection (a WAL checkpoint) cost milliseconds,
+        more than a whole cache hit should; so calls share one shelf per home and process.
+        A forked child, or a cache whose index was deleted or replaced, gets a new one.
+        Do not ``close()`` a shared shelf."""
+        home = Path(home)
+        with _shared_lock:
+            entry = _shared.get(home)
+            if entry is not None:
+                pid, inode, shelf = entry
+                try:
+                    current = os.stat(shelf.layout.index_path).st_ino
+                    alive = pid == os.getpid() and current == inode and os.path.isdir(shelf.web_dir)
+                except OSError:
+                    alive = False
+                if alive:
+                    return shelf
+                del _shared[home]  # dropped, not closed: another thread may still be using it
+            shelf = cls(home)
+            _shared[home] = (os.getpid(), os.stat(shelf.layout.index_path).st_ino, shelf)
+            while len(_shared) > SHARED_HOMES:
+                del _shared[next(iter(_shared))]
+            return shelf
 
     def __init__(self, home: Path) -> None:
         self.layout = CacheLayout(home)
@@ -115,8 +147,7 @@ class Shelf:
                 if text is None:
                     self.index.count("misses")
                     return None
-                self.index.touch(record.name)
-                self.index.count("hits")
+                self.index.count("hits", touch=record.name)
         return CachedPage(self.web_dir / record.name, record, text)
 
     def _read(self, record: PageRecord) -> str | None:

@@ -3,6 +3,7 @@
     webshelf extract URL… [--limit N] [--fresh] [--json]
     webshelf read PATH [--offset N] [--limit N]
     webshelf config show|check|path
+    webshelf cache stats|list|prune|clear|verify   (core/cache_cli.py)
 
 Output is plain and stable (tests assert it exactly); progress goes to stderr only when
 several URLs are fetched on a terminal. Exit codes: 0 ok, 1 some URL or read failed,
@@ -17,6 +18,7 @@ import sys
 import click
 import yaml
 
+from core.cache_cli import cache_group
 from core.config import config_path, load_config
 from core.errors import ConfigError, InputError, WebshelfError
 from core.extract import web_extract_sync
@@ -142,6 +144,9 @@ def config_check(ctx: click.Context) -> None:
     """Validate the configuration; exit 2 with the problems if it is invalid."""
     config = _config(ctx)
     click.echo(f"ok: {config.source or 'no config file; using defaults'}")
+
+
+main.add_command(cache_group)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -162,53 +162,49 @@ async def web_extract(
     shelf: Shelf | None = None
     shelf_error: str | None = None
     try:
-        shelf = Shelf(config.home)
+        shelf = Shelf.shared(config.home)
     except (OSError, sqlite3.Error) as exc:
         shelf_error = f"the cache at {config.home / 'cache'} is unusable: {getattr(exc, 'strerror', None) or exc}"
         log.warning(shelf_error)
     gate = asyncio.Semaphore(config.web.concurrency)
     by_url: dict[str, ExtractResult] = {}
-    try:
-        misses: list[str] = []
-        for url in unique:
+    misses: list[str] = []
+    for url in unique:
+        started = time.perf_counter()
+        hit = _reuse(shelf, url, fresh, config)
+        if hit is None:
+            misses.append(url)
+            continue
+        by_url[url] = _from_cache(url, hit, budget, config, started)
+        if progress:
+            progress(by_url[url])
+    if misses:
+        chosen = get_backend(backend or config.web.backend, config)
+
+        async def one(url: str) -> ExtractResult:
             started = time.perf_counter()
-            hit = _reuse(shelf, url, fresh, config)
-            if hit is None:
-                misses.append(url)
-                continue
-            by_url[url] = _from_cache(url, hit, budget, config, started)
+            async with gate:
+                try:
+                    check_url(url)
+                    page = await chosen.fetch(url)
+                    result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config,
+                                                     chosen.name, started)
+                except WebshelfError as exc:
+                    result = _error_result(url, exc, started, chosen.name)
+                except Exception as exc:  # noqa: BLE001 — one URL's bug must not fail the others
+                    log.exception("unexpected error extracting %s", url)
+                    result = _error_result(url, WebshelfError(f"{url}: internal error: {type(exc).__name__}: {exc}"),
+                                           started, chosen.name)
+                    result.error.code = "internal_error"
             if progress:
-                progress(by_url[url])
-        if misses:
-            chosen = get_backend(backend or config.web.backend, config)
+                progress(result)
+            return result
 
-            async def one(url: str) -> ExtractResult:
-                started = time.perf_counter()
-                async with gate:
-                    try:
-                        check_url(url)
-                        page = await chosen.fetch(url)
-                        result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config,
-                                                         chosen.name, started)
-                    except WebshelfError as exc:
-                        result = _error_result(url, exc, started, chosen.name)
-                    except Exception as exc:  # noqa: BLE001 — one URL's bug must not fail the others
-                        log.exception("unexpected error extracting %s", url)
-                        result = _error_result(url, WebshelfError(f"{url}: internal error: {type(exc).__name__}: {exc}"),
-                                               started, chosen.name)
-                        result.error.code = "internal_error"
-                if progress:
-                    progress(result)
-                return result
-
-            async with chosen:
-                by_url.update(zip(misses, await asyncio.gather(*(one(u) for u in misses))))
-            if shelf is not None:
-                handed_out = {Path(r.path).name for r in by_url.values() if r.path}
-                await asyncio.to_thread(_evict_after, shelf, config, handed_out)
-    finally:
+        async with chosen:
+            by_url.update(zip(misses, await asyncio.gather(*(one(u) for u in misses))))
         if shelf is not None:
-            shelf.close()
+            handed_out = {Path(r.path).name for r in by_url.values() if r.path}
+            await asyncio.to_thread(_evict_after, shelf, config, handed_out)
     seen: set[str] = set()
     results = []
     for u in urls:  # a repeated URL gets its own copy of the one result

@@ -14,8 +14,8 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from cache.index import PageIndex
 from cache.layout import PAGE_SUFFIX, CacheLayout
+from cache.shelf import Shelf
 from core.config import Config, load_config
 from core.errors import InputError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
 
@@ -43,12 +43,13 @@ def _url_for(layout: CacheLayout, name: str) -> tuple[str | None, str | None]:
     if not layout.index_path.exists():
         return None, None
     try:
-        with PageIndex(layout.index_path) as index:
-            record = index.get(name)
-            if record:
-                return record.url or None, None
-            gone = index.tombstone(name)
-    except sqlite3.Error:
+        shelf = Shelf.shared(layout.home)
+        with shelf.db_lock:
+            record = shelf.index.get(name)
+            gone = None if record else shelf.index.tombstone(name)
+        if record:
+            return record.url or None, None
+    except (OSError, sqlite3.Error):
         return None, None
     return (gone.url or None, gone.reason) if gone else (None, None)
 
@@ -56,9 +57,10 @@ def _url_for(layout: CacheLayout, name: str) -> tuple[str | None, str | None]:
 def _touch(layout: CacheLayout, name: str) -> None:
     """Count a read as a use, so least-recently-used eviction keeps pages agents are reading."""
     try:
-        with PageIndex(layout.index_path) as index:
-            index.touch(name)
-    except sqlite3.Error:
+        shelf = Shelf.shared(layout.home)
+        with shelf.db_lock:
+            shelf.index.touch(name)
+    except (OSError, sqlite3.Error):
         pass  # a read must not fail because the index is busy or damaged
 
 

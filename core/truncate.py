@@ -160,14 +160,20 @@ def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75
 
 def _plain(heading: str) -> str:
     """Heading text without link syntax or permalink marks, for a compact outline."""
-    return _LINK.sub(r"\1", heading).replace("¶", "").strip() or heading
+    plain = _LINK.sub(r"\1", heading) if "](" in heading else heading  # skip the regex when no link
+    return plain.replace("¶", "").strip() or heading
 
 
 def _outline_lines(outline: list[Heading], room: int) -> list[str]:
     """The outline entries that fit in ``room`` characters: all headings if they fit, else
     only the higher levels (## before ###), else the first ones — then a count of the rest."""
+    made: dict[int, str] = {}  # entries are asked for repeatedly while fitting; build each once
+
     def entry(h: Heading) -> str:
-        return f"  line {h.line:,}: {'#' * h.level} {_plain(h.text)[:120]}\n"
+        text = made.get(h.line)
+        if text is None:
+            text = made[h.line] = f"  line {h.line:,}: {'#' * h.level} {_plain(h.text)[:120]}\n"
+        return text
 
     def more(n: int) -> str:
         return f"  … and {n:,} more headings\n" if n else ""
