@@ -58,7 +58,7 @@ def plan(shelf: "Shelf", policy: EvictionPolicy, *, protect: Collection[str] = (
     index = shelf.index
     chosen: list[tuple[PageRecord, str]] = []
     names: set[str] = set()
-    limit = None if max_removals is None else max_removals + len(protect)
+    limit = None if max_removals is None else max_removals + len(protect) + 1  # +1: tell 'more left'
 
     def full() -> bool:
         return max_removals is not None and len(chosen) >= max_removals
