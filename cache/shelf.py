@@ -91,7 +91,7 @@ class Shelf:
             return shelf
 
     def __init__(self, home: Path) -> None:
-        self.layout = CacheLayout(home)
+        self.layout = CacheLayout(Path(home))
         self.web_dir = self.layout.ensure()
         self.lock = CacheLock(self.layout.root / "lock")
         try:
