@@ -17,6 +17,7 @@ READ_LIMIT = 500
 OUTLINE_INTRO = " Headings in the omitted part:\n"
 OUTLINE_SHARE = 0.15  # at most this share of the budget goes to the outline of omitted headings
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_LINE_START_MARK = re.compile(r"\n(?=[#`~])")
 _HEADING_OR_FENCE = re.compile(r"^(?:(#{1,6})[ \t]+(.+?)[ \t#]*|(```|~~~).*)$", re.MULTILINE)
 
 
@@ -45,7 +46,7 @@ def headings(text: str, first_line: int = 1, last_line: int | None = None) -> li
     found: list[Heading] = []
     fence: str | None = None
     line, pos = 1, 0
-    for m in _HEADING_OR_FENCE.finditer(text):
+    for m in _candidates(text):
         line += text.count("\n", pos, m.start())
         pos = m.start()
         if last_line is not None and line > last_line:
@@ -59,6 +60,19 @@ def headings(text: str, first_line: int = 1, last_line: int | None = None) -> li
         elif fence is None and line >= first_line:
             found.append(Heading(line, len(m.group(1)), m.group(2)))
     return found
+
+
+def _candidates(text: str):
+    """Matches of _HEADING_OR_FENCE, found by jumping to lines that start with # ` or ~
+    (a literal-led search) instead of trying the anchored pattern at every position."""
+    if text[:1] in ("#", "`", "~"):
+        m = _HEADING_OR_FENCE.match(text, 0)
+        if m:
+            yield m
+    for c in _LINE_START_MARK.finditer(text):
+        m = _HEADING_OR_FENCE.match(text, c.end())
+        if m:
+            yield m
 
 
 def _fit_windows(lines: list[str], room: int, head_ratio: float) -> tuple[int, int, int, int]:
