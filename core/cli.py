@@ -7,6 +7,7 @@
     webshelf runtime check NAME
     webshelf tools [--format openai|anthropic|json-schema]
     webshelf mcp
+    webshelf cache stats|list|prune|clear|verify   (core/cache_cli.py)
 
 Output is plain and stable (tests assert it exactly); progress goes to stderr only when
 several URLs are fetched on a terminal. Exit codes: 0 ok, 1 some URL or read failed,
@@ -22,6 +23,7 @@ import sys
 import click
 import yaml
 
+from core.cache_cli import cache_group
 from core.config import config_path, load_config
 from core.errors import ConfigError, InputError, WebshelfError
 from core.extract import web_extract_sync
@@ -250,6 +252,9 @@ def mcp(ctx: click.Context, runtime_names: tuple[str, ...]) -> None:
         _fail(exc, 2)
     except KeyboardInterrupt:
         pass
+
+
+main.add_command(cache_group)
 
 
 if __name__ == "__main__":  # pragma: no cover

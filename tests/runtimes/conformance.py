@@ -55,7 +55,7 @@ class RuntimeConformance:
 
     @pytest.fixture
     def sandbox_config(self, tmp_path: Path) -> Config:
-        return Config().with_home(tmp_path / UNUSUAL_HOME)
+        return Config.model_validate({"web": {"allow_private": True}}).with_home(tmp_path / UNUSUAL_HOME)  # loopback server
 
     @pytest.fixture
     def runtime(self, runtime_factory, sandbox_config):
