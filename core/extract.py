@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 from cache.shelf import Shelf
-from core.backends import get_backend
+from core.backends import get_backend, select_backend
 from core.clean import clean_markdown
 from core.config import Config, check_char_limit, load_config
 from core.errors import InputError, InvalidURLError, WebshelfError
@@ -48,6 +48,14 @@ def check_url(url: str) -> None:
         return  # the backend applies web.allow_file_urls / web.file_dirs (core/netpolicy.py)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise InvalidURLError(f"{url!r} is not an absolute http(s) URL; write it like https://example.com/page", url=url)
+
+
+def _valid(url: str) -> bool:
+    try:
+        check_url(url)
+        return True
+    except InvalidURLError:
+        return False
 
 
 def _error_result(url: str, exc: WebshelfError, started: float, backend: str | None) -> ExtractResult:
@@ -106,6 +114,8 @@ async def web_extract(
     urls = check_urls(urls, config.web.max_urls)
     budget = check_char_limit(char_limit) if char_limit is not None else config.web.extract_char_limit
     unique = list(dict.fromkeys(urls))
+    chosen = get_backend(select_backend(config, backend), config)  # before the shelf: a config error leaks nothing
+    chosen.fresh = fresh
     shelf: Shelf | None = None
     shelf_error: str | None = None
     try:
@@ -113,13 +123,12 @@ async def web_extract(
     except (OSError, sqlite3.Error) as exc:
         shelf_error = f"the cache at {config.home / 'cache'} is unusable: {getattr(exc, 'strerror', None) or exc}"
         log.warning(shelf_error)
-    chosen = get_backend(backend or config.web.backend, config)
 
     async def one(url: str) -> ExtractResult:
         started = time.perf_counter()
         try:
             check_url(url)
-            page = await chosen.fetch(url)  # the backend limits requests in flight (web.concurrency)
+            page = await pending[url]  # the backend limits requests in flight (web.concurrency)
             result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config, chosen.name, started)
             if runtimes and result.path:
                 problems = await asyncio.to_thread(publish_all, runtimes, [result.path], config.runtimes.publish_timeout_s)
@@ -137,6 +146,8 @@ async def web_extract(
 
     try:
         async with chosen:
+            # every URL starts at once; a batching backend (core/backends/hosted.py) groups them
+            pending = chosen.fetch_many([u for u in unique if _valid(u)])
             done = await asyncio.gather(*(one(u) for u in unique))
     finally:
         if shelf is not None:
