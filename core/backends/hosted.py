@@ -79,8 +79,7 @@ class HostedBackend(Backend):
         self.policy = Policy.from_config(config.web)
         self._client = httpx.AsyncClient(
             base_url=self.settings.base_url,
-            # the provider's own fetch timeout plus time to answer after it
-            timeout=httpx.Timeout(self.settings.timeout_s + 10, connect=10),
+            timeout=httpx.Timeout(self.wait_s, connect=min(10.0, self.wait_s)),
             headers={self.auth_header: self.auth_scheme + key, "User-Agent": config.web.user_agent,
                      "Accept": "application/json"},
             limits=httpx.Limits(max_connections=config.web.concurrency),
@@ -95,6 +94,11 @@ class HostedBackend(Backend):
         raise NotImplementedError
 
     # -- shared machinery ------------------------------------------------------------------------
+    @property
+    def wait_s(self) -> float:
+        """How long we wait for one answer: the provider's own timeout plus time to report it."""
+        return self.settings.timeout_s + min(10.0, self.settings.timeout_s)
+
     @property
     def max_age_s(self) -> int:
         return max_age_s(self.config, fresh=self.fresh)
@@ -155,7 +159,7 @@ class HostedBackend(Backend):
                 response = await self._client.post(self.path, json=body)
             except httpx.TimeoutException:
                 raise self.error(FetchTimeoutError, f"{self.name}: no answer from {where} within "
-                                 f"{self.settings.timeout_s + 10:g} s (web.{self.name}.timeout_s + 10 s)") from None
+                                 f"{self.wait_s:g} s (web.{self.name}.timeout_s plus time to answer)") from None
             except httpx.HTTPError as exc:
                 raise self.error(BackendError, f"{self.name}: cannot reach {where}: {type(exc).__name__}: "
                                  f"{exc or 'request failed'}") from None
