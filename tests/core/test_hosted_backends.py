@@ -8,6 +8,7 @@ success, partial-failure, 401, 429-with-Retry-After and 500 responses.
 from __future__ import annotations
 
 import logging
+import re
 import httpx
 import pytest
 
@@ -220,3 +221,30 @@ def test_env_var_keys_are_used_when_the_config_has_none(home, monkeypatch):
     with FakeProvider("exa", key=KEY, pages=PAGES) as fake:
         [result] = web_extract_sync([next(iter(PAGES))], config=hosted_config(home, "exa", fake.base, key=None))
     assert result.ok and fake.requests[0]["headers"]["x-api-key"] == KEY
+
+
+def test_a_long_pydocs_page_from_a_provider_is_truncated_with_a_valid_footer_and_stored(kind, home):
+    """End to end: the provider's Markdown goes through clean → store → truncate like a local page."""
+    import html_to_markdown
+
+    from core.clean import clean_markdown
+    from tests.core.test_extract import CALL, FOOTER, read_all
+    from tests.loopback import PYDOCS
+
+    url = "https://docs.python.org/3/library/re.html"
+    markdown = html_to_markdown.convert((PYDOCS / "library__re.html").read_text(encoding="utf-8")).content
+    with FakeProvider(kind, key=KEY, pages={url: markdown}) as fake:
+        config = hosted_config(home, kind, fake.base)
+        [r] = web_extract_sync([url], config=config)
+    assert r.ok and r.truncated and r.backend == kind and len(r.content) <= 15_000
+    stored = open(r.path, encoding="utf-8").read()
+    assert stored == clean_markdown(markdown, config.web.max_line_chars)
+    assert (r.total_chars, r.total_lines) == (len(stored), stored.count("\n"))
+    footer = r.content[r.content.index(FOOTER):]
+    assert f"Full text: {r.path}\n" in footer
+    call = CALL.search(footer)
+    first, last = int(call["offset"]), int(re.search(r"Omitted: lines [\d,]+–([\d,]+)\.", footer).group(1).replace(",", ""))
+    lines = stored.splitlines(keepends=True)
+    head, tail = "".join(lines[: first - 1]), "".join(lines[last:])
+    assert r.content.startswith(head) and r.content[: r.content.index(FOOTER)].endswith(tail)
+    assert head + read_all(r.path, config, first, last) + tail == stored
