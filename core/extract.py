@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from cache.evict import EvictionPolicy
 from cache.hooks import on_evict
 from cache.shelf import CachedPage, Shelf
-from core.backends import get_backend
+from core.backends import check_backend, get_backend, select_backend
 from core.clean import clean_markdown
 from core.config import Config, check_char_limit, load_config
 from core.errors import InputError, InvalidURLError, WebshelfError
@@ -57,6 +57,14 @@ def check_url(url: str) -> None:
         return  # the backend applies web.allow_file_urls / web.file_dirs (core/netpolicy.py)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise InvalidURLError(f"{url!r} is not an absolute http(s) URL; write it like https://example.com/page", url=url)
+
+
+def _valid(url: str) -> bool:
+    try:
+        check_url(url)
+        return True
+    except InvalidURLError:
+        return False
 
 
 def _error_result(url: str, exc: WebshelfError, started: float, backend: str | None) -> ExtractResult:
@@ -189,6 +197,7 @@ async def web_extract(
     urls = check_urls(urls, config.web.max_urls)
     budget = check_char_limit(char_limit) if char_limit is not None else config.web.extract_char_limit
     unique = list(dict.fromkeys(urls))
+    backend_name = check_backend(select_backend(config, backend))  # a config error before anything is touched
     shelf: Shelf | None = None
     shelf_error: str | None = None
     try:
@@ -207,14 +216,15 @@ async def web_extract(
         by_url[url] = _from_cache(url, hit, budget, config, started)
         if progress:
             progress(by_url[url])
-    if misses:
-        chosen = get_backend(backend or config.web.backend, config)
+    if misses:  # the backend (and its HTTP client) is opened only when something must be fetched
+        chosen = get_backend(backend_name, config)
+        chosen.fresh = fresh  # hosted backends send the freshness to their API
 
         async def one(url: str) -> ExtractResult:
             started = time.perf_counter()
             try:
                 check_url(url)
-                page = await chosen.fetch(url)  # the backend limits requests in flight (web.concurrency)
+                page = await pending[url]  # the backend limits requests in flight (web.concurrency)
                 result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config,
                                                  chosen.name, started)
             except WebshelfError as exc:
@@ -229,6 +239,8 @@ async def web_extract(
             return result
 
         async with chosen:
+            # every URL starts at once; a batching backend (core/backends/hosted.py) groups them
+            pending = chosen.fetch_many([u for u in misses if _valid(u)])
             by_url.update(zip(misses, await asyncio.gather(*(one(u) for u in misses))))
     handed_out = [r.path for r in by_url.values() if r.path]
     if runtimes and handed_out:  # cached pages too: a sandbox started since may not have them
