@@ -91,12 +91,17 @@ def _open_page(real: Path, layout: CacheLayout, shown: str):
     return open(fd, encoding="utf-8", errors="replace", newline="\n")
 
 
-def read_file(path: str | os.PathLike[str], offset: int = 1, limit: int = 500, *, config: Config | None = None) -> str:
-    """Lines ``offset``..``offset+limit-1`` of a stored page as ``N|text`` lines."""
+def check_read_args(offset: object, limit: object) -> None:
+    """The argument rules every read (host or in-sandbox) shares, with the allowed values."""
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 1:
         raise InputError(f"offset must be a line number ≥ 1 (got {offset!r})")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"limit must be between 1 and {MAX_LIMIT:,} lines (got {limit!r})")
+
+
+def read_file(path: str | os.PathLike[str], offset: int = 1, limit: int = 500, *, config: Config | None = None) -> str:
+    """Lines ``offset``..``offset+limit-1`` of a stored page as ``N|text`` lines."""
+    check_read_args(offset, limit)
     config = config or load_config()
     layout = CacheLayout(config.home)
     real = resolve_page_path(path, layout)

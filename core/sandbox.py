@@ -19,10 +19,10 @@ from pydantic import BaseModel
 from cache.layout import PAGE_SUFFIX, CacheLayout
 from core.config import Config, load_config
 from core.errors import (
-    ConfigError, InputError, MountError, PathOutsideCacheError,
+    ConfigError, MountError, PathOutsideCacheError,
     RuntimeAdapterError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError,
 )
-from core.read import MAX_LIMIT, offset_past_end, page_not_found
+from core.read import check_read_args, offset_past_end, page_not_found
 from mounts.spec import cache_mount
 from runtimes.base import Runtime
 from runtimes.errors import MountCheckError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
@@ -80,10 +80,7 @@ _READ = '[ -f "$1" ] || exit 3; exec awk -v s="$2" -v e="$3" "$4" "$1"'
 def read_file_in(runtime: Runtime, path: str | os.PathLike[str], offset: int = 1, limit: int = 500, *,
                  config: Config | None = None, timeout: float = 30.0) -> str:
     """``read_file`` executed inside ``runtime`` with the sandbox's own tools (``sh``, ``awk``)."""
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 1:
-        raise InputError(f"offset must be a line number ≥ 1 (got {offset!r})")
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise InputError(f"limit must be between 1 and {MAX_LIMIT:,} lines (got {limit!r})")
+    check_read_args(offset, limit)
     config = config or load_config()
     layout = CacheLayout(config.home)
     raw = Path(path).expanduser()

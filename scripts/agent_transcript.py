@@ -27,27 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
-from tests.loopback import PYDOCS, LoopbackServer, Response  # noqa: E402
+from tests.loopback import LoopbackServer  # noqa: E402
 
 WEBSHELF = Path(sys.executable).with_name("webshelf")
 
 
 def page_route(server: LoopbackServer, name: str) -> str:
-    """The page as HTML when webshelf's HTML converter is present; otherwise the docs body
-    converted to Markdown here (html-to-markdown) and served as text/markdown."""
-    try:
-        import core.html_markdown  # noqa: F401
-        return server.url(f"/pydocs/{name}")
-    except ImportError:
-        from html_to_markdown import convert
-        from selectolax.lexbor import LexborHTMLParser as HTMLParser
-
-        body = HTMLParser((PYDOCS / name).read_text()).css_first("div.body")
-        markdown = convert(body.html).content
-        markdown = re.sub(r"\[¶\]\([^)]*\)", "", markdown)  # Sphinx permalink marks
-        path = "/docs/" + name.removesuffix(".html") + ".md"
-        return server.route(path, Response(markdown.encode(), headers={"Content-Type": "text/markdown; charset=utf-8"}))
-
+    """The real Python docs page, served as HTML by the loopback server."""
+    return server.url(f"/pydocs/{name}")
 
 def trim(text: str, head: int, tail: int) -> str:
     """The first ``head`` lines, the lines around webshelf's omission notice, and the last

@@ -92,7 +92,7 @@ def test_extract_reports_a_failed_publish_as_a_note(docker_image, docker_client,
             box.wait()
             [res] = web_extract_sync([url], config=load_config(config), runtimes=[rt])
         assert res.ok and res.content == "# Three\n"
-        assert res.notes == [f"publish to runtime 'docker' failed: runtime 'docker': the sandbox is not running; "
+        assert res.notes == ["publish to runtime 'docker' failed: runtime 'docker': the sandbox is not running; "
                              "start it before publishing"]
     finally:
         box.remove(force=True)
