@@ -25,14 +25,18 @@ from core.errors import (
 from core.read import MAX_LIMIT, _url_for
 from mounts.spec import cache_mount
 from runtimes.base import Runtime
-from runtimes.errors import MountCheckError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
+from runtimes.errors import (
+    MountCheckError, SandboxConfigError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError,
+)
 from runtimes.registry import names, runtime_class
 
 _CONVERT = [(MountCheckError, MountError), (SandboxTimeoutError, RuntimeTimeoutError),
             (SandboxExecError, RuntimeExecError), (SandboxUnavailableError, RuntimeUnavailableError)]
 
 
-def convert(exc: SandboxError) -> RuntimeAdapterError:
+def convert(exc: SandboxError) -> RuntimeAdapterError | ConfigError:
+    if isinstance(exc, SandboxConfigError):
+        return ConfigError(str(exc), key=f"runtimes.{exc.runtime}")
     cls = next((ours for theirs, ours in _CONVERT if isinstance(exc, theirs)), RuntimeAdapterError)
     return cls(str(exc), runtime=exc.runtime)
 
