@@ -217,3 +217,28 @@ def test_cli_runtime_check_without_credentials(fake_modal, home, monkeypatch):
 def test_open_runtime_builds_the_modal_adapter(modal_config):
     rt = open_runtime("modal", modal_config)
     assert isinstance(rt, ModalRuntime) and rt.mount.path == cache_mount(modal_config.home).path and not rt.is_alive()
+
+
+def test_readme_documents_every_modal_key_with_its_default():
+    from core.config import ModalRuntimeConfig, parse_config
+    from tests.core.test_runtimes_config import README, readme_yaml
+
+    data = readme_yaml()["runtimes"]["modal"]
+    assert set(data) == set(ModalRuntimeConfig.model_fields)
+    assert parse_config({"runtimes": {"modal": data}}, README).runtimes.modal == ModalRuntimeConfig()
+
+
+@pytest.mark.parametrize("data, named", [
+    ({"volme": "x"}, "runtimes.modal.volme: unknown key"),
+    ({"timeout": 5}, "runtimes.modal.timeout: 5 is out of range; allowed: ≥ 10"),
+    ({"memory": 64}, "runtimes.modal.memory: 64 is out of range; allowed: ≥ 128"),
+    ({"workdir": "tmp"}, "workdir 'tmp' must be an absolute path"),
+    ({"volume": "a/b"}, "runtimes.modal.volume"),
+    ({"image": {"base": "x", "aptt": []}}, "unknown key"),
+])
+def test_bad_modal_keys_are_named(data, named):
+    from core.config import parse_config
+
+    with pytest.raises(ConfigError) as err:
+        parse_config({"runtimes": {"modal": data}}, Path("/etc/webshelf.yaml"))
+    assert named in str(err.value)
