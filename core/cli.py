@@ -5,6 +5,9 @@
     webshelf config show|check|path
     webshelf sandbox run --runtime NAME -- CMD…
     webshelf runtime check NAME
+    webshelf tools [--format openai|anthropic|json-schema]
+    webshelf mcp
+    webshelf cache stats|list|prune|clear|verify   (core/cache_cli.py)
 
 Output is plain and stable (tests assert it exactly); progress goes to stderr only when
 several URLs are fetched on a terminal. Exit codes: 0 ok, 1 some URL or read failed,
@@ -20,6 +23,7 @@ import sys
 import click
 import yaml
 
+from core.cache_cli import cache_group
 from core.config import config_path, load_config
 from core.errors import ConfigError, InputError, WebshelfError
 from core.extract import web_extract_sync
@@ -217,6 +221,40 @@ def runtime_check(ctx: click.Context, name: str) -> None:
         _fail(exc, 1)
     click.echo("\n".join(report.lines()))
     click.echo("result: ok")
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["openai", "anthropic", "json-schema"]), default="json-schema",
+              show_default=True, help="Shape of the definitions: OpenAI function tools, Anthropic tools, or plain JSON schema.")
+def tools(fmt: str) -> None:
+    """Print the agent tool definitions (web_extract, read_file, search_page) as JSON."""
+    from core.tools import tool_definitions
+
+    click.echo(json.dumps(tool_definitions(fmt), indent=2, ensure_ascii=False))
+
+
+@main.command()
+@click.option("--runtime", "runtime_names", multiple=True, metavar="NAME",
+              help="Publish extracted pages into this running sandbox (runtimes.NAME in config); repeatable.")
+@click.pass_context
+def mcp(ctx: click.Context, runtime_names: tuple[str, ...]) -> None:
+    """Run the MCP server on stdio (web_extract, read_file, search_page)."""
+    import asyncio
+
+    from core.mcp_server import serve_stdio
+
+    config = _config(ctx)
+    try:
+        with contextlib.ExitStack() as stack:
+            runtimes = [stack.enter_context(_running(name, config)) for name in runtime_names]
+            asyncio.run(serve_stdio(config, runtimes))
+    except WebshelfError as exc:
+        _fail(exc, 2)
+    except KeyboardInterrupt:
+        pass
+
+
+main.add_command(cache_group)
 
 
 if __name__ == "__main__":  # pragma: no cover

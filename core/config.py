@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from core.errors import ConfigError, InputError
+from core.units import Duration, Size
 
 DEFAULT_USER_AGENT = "webshelf/0.1 (+https://pypi.org/project/webshelf/; web reader for AI agents)"
 CHAR_LIMIT_RANGE = (2_000, 2_000_000)
@@ -169,8 +170,31 @@ class RuntimesConfig(Strict):
     modal: ModalRuntimeConfig = Field(default_factory=ModalRuntimeConfig)
 
 
+class CacheConfig(Strict):
+    """Reuse and bounds of ``cache/web/``. Durations: seconds or ``90s``/``15m``/``12h``/``7d``;
+    sizes: bytes or ``500MB``/``1GiB``."""
+
+    max_age: Duration = Field(
+        900.0, ge=0, le=365 * 86_400,
+        description="Reuse a stored copy younger than this instead of fetching again (0 disables reuse).",
+    )
+    ttl: Duration = Field(
+        7 * 86_400.0, ge=0, le=10 * 365 * 86_400,
+        description="Remove stored pages fetched longer ago than this (0 keeps them until the size cap).",
+    )
+    max_total_bytes: Size = Field(
+        1 << 30, ge=1 << 20, le=1 << 50,
+        description="Size cap of cache/web/; least recently used pages go until it is 90% full.",
+    )
+    max_file_chars: int = Field(
+        2_000_000, ge=10_000, le=100_000_000,
+        description="A longer page's stored copy is cut here, with a marker line.",
+    )
+
+
 class Config(Strict):
     web: WebConfig = Field(default_factory=WebConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
     runtimes: RuntimesConfig = Field(default_factory=RuntimesConfig)
 
     _home: Path = PrivateAttr(default_factory=lambda: default_home())

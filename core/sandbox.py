@@ -19,10 +19,10 @@ from pydantic import BaseModel
 from cache.layout import PAGE_SUFFIX, CacheLayout
 from core.config import Config, load_config
 from core.errors import (
-    ConfigError, InputError, MountError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError,
+    ConfigError, InputError, MountError, PathOutsideCacheError,
     RuntimeAdapterError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError,
 )
-from core.read import MAX_LIMIT, _url_for
+from core.read import MAX_LIMIT, offset_past_end, page_not_found
 from mounts.spec import cache_mount
 from runtimes.base import Runtime
 from runtimes.errors import (
@@ -101,14 +101,9 @@ def read_file_in(runtime: Runtime, path: str | os.PathLike[str], offset: int = 1
                               timeout=timeout)
     shown = str(path)
     if result.exit_code == 3:
-        url = _url_for(layout, full.name)
-        hint = f"; re-extract it with web_extract([{url!r}])" if url else "; extract the page again to get a new path"
-        raise PageNotFoundError(f"{shown}: no such stored page (evicted or never stored){hint}", path=shown, url=url)
+        raise page_not_found(layout, full.name, shown)
     if result.exit_code == 4:
-        total = int(result.stdout.strip() or 0)
-        raise OffsetPastEndError(
-            f"{path}: offset {offset:,} is past the end; the page has {total:,} lines (use offset 1–{max(total, 1):,})",
-            path=shown)
+        raise offset_past_end(shown, offset, int(result.stdout.strip() or 0))
     if result.exit_code != 0:
         raise RuntimeExecError(f"runtime {runtime.name!r}: reading {shown} inside failed (exit {result.exit_code}): "
                                f"{result.stderr.decode(errors='replace').strip()[:300]}", runtime=runtime.name, path=shown)

@@ -12,6 +12,8 @@ from tests.loopback import Response
 
 
 def _write_config(home: Path, data: dict) -> Path:
+    """A config file for the CLI; the loopback test server must be reachable (web.allow_private)."""
+    data = {"web": {"allow_private": True}, **data}
     home.mkdir(parents=True, exist_ok=True)
     path = home / "config.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -57,7 +59,8 @@ def test_runtime_check_docker_with_docker_image(docker_image, home):
 
 def test_extract_publishes_to_the_named_runtime(bwrap_ready, home, server):
     url = server.route("/cli-runtime/page.md", Response(b"# CLI\n\nbody\n", headers={"Content-Type": "text/markdown"}))
-    result = CliRunner().invoke(main, ["extract", "--runtime", "local", url])
+    config = _write_config(home, {})
+    result = CliRunner().invoke(main, ["--config", str(config), "extract", "--runtime", "local", url])
     assert (result.exit_code, result.stdout, result.stderr) == (0, "# CLI\n\nbody\n", "")
 
 
