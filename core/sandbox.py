@@ -71,8 +71,9 @@ def open_running(name: str, config: Config | None = None) -> Runtime:
     (``runtimes.docker.container``) — starting a fresh container just to publish is pointless."""
     runtime = open_runtime(name, config)
     if getattr(runtime, "attached", True) is False:
+        key = getattr(runtime, "attach_key", "container")
         raise ConfigError(f"runtime {name!r} would start a new sandbox; to publish into a running one, set "
-                          f"runtimes.{name}.container to its name or id", key=f"runtimes.{name}.container")
+                          f"runtimes.{name}.{key} to its name or id", key=f"runtimes.{name}.{key}")
     return runtime
 
 

@@ -39,6 +39,8 @@ class ModalRuntime(Runtime):
     kind = "modal"
     #: how a runtime reaches Modal; tests put their fake here
     seam_factory: Callable[[str], ModalSeam] = staticmethod(_sdk_seam)
+    #: the setting that names a running sandbox to attach to (``open_running`` says so)
+    attach_key = "sandbox_id"
 
     def __init__(self, settings, mount: MountSpec, *, name: str | None = None, seam: ModalSeam | None = None) -> None:
         super().__init__(settings, mount, name=name)

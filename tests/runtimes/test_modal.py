@@ -242,3 +242,8 @@ def test_bad_modal_keys_are_named(data, named):
     with pytest.raises(ConfigError) as err:
         parse_config({"runtimes": {"modal": data}}, Path("/etc/webshelf.yaml"))
     assert named in str(err.value)
+
+
+def test_cli_extract_runtime_modal_needs_a_running_sandbox(home):
+    result = CliRunner().invoke(main, ["extract", "--runtime", "modal", "http://127.0.0.1:1/x.md"])
+    assert result.exit_code == 2 and "runtimes.modal.sandbox_id" in result.stderr
