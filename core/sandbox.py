@@ -25,14 +25,18 @@ from core.errors import (
 from core.read import check_read_args, offset_past_end, page_not_found
 from mounts.spec import cache_mount
 from runtimes.base import Runtime
-from runtimes.errors import MountCheckError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
+from runtimes.errors import (
+    MountCheckError, SandboxConfigError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError,
+)
 from runtimes.registry import names, runtime_class
 
 _CONVERT = [(MountCheckError, MountError), (SandboxTimeoutError, RuntimeTimeoutError),
             (SandboxExecError, RuntimeExecError), (SandboxUnavailableError, RuntimeUnavailableError)]
 
 
-def convert(exc: SandboxError) -> RuntimeAdapterError:
+def convert(exc: SandboxError) -> RuntimeAdapterError | ConfigError:
+    if isinstance(exc, SandboxConfigError):
+        return ConfigError(str(exc), key=f"runtimes.{exc.runtime}")
     cls = next((ours for theirs, ours in _CONVERT if isinstance(exc, theirs)), RuntimeAdapterError)
     return cls(str(exc), runtime=exc.runtime)
 
@@ -67,8 +71,9 @@ def open_running(name: str, config: Config | None = None) -> Runtime:
     (``runtimes.docker.container``) — starting a fresh container just to publish is pointless."""
     runtime = open_runtime(name, config)
     if getattr(runtime, "attached", True) is False:
+        key = getattr(runtime, "attach_key", "container")
         raise ConfigError(f"runtime {name!r} would start a new sandbox; to publish into a running one, set "
-                          f"runtimes.{name}.container to its name or id", key=f"runtimes.{name}.container")
+                          f"runtimes.{name}.{key} to its name or id", key=f"runtimes.{name}.{key}")
     return runtime
 
 

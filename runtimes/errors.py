@@ -9,7 +9,8 @@ names the runtime and says what to do. SDK exceptions (docker) are converted whe
     ├── SandboxUnavailableError   runtime_unavailable  (binary, SDK, daemon or image missing)
     ├── SandboxExecError          runtime_exec_failed  (could not run a command; sandbox died)
     │   └── SandboxTimeoutError   runtime_timeout
-    └── MountCheckError           mount_error          (verify/publish found the mount wrong)
+    ├── MountCheckError           mount_error          (verify/publish found the mount wrong)
+    └── SandboxConfigError        config_invalid       (settings the sandbox kind cannot run with)
 """
 
 from __future__ import annotations
@@ -38,3 +39,9 @@ class SandboxTimeoutError(SandboxExecError):
 
 class MountCheckError(SandboxError):
     code = "mount_error"
+
+
+class SandboxConfigError(SandboxError):
+    """The runtime's settings cannot work (e.g. a mount path the sandbox kind forbids)."""
+
+    code = "config_invalid"

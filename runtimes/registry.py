@@ -14,6 +14,7 @@ from runtimes.errors import SandboxUnavailableError
 _RUNTIMES: dict[str, str] = {
     "local": "runtimes.local:LocalRuntime",
     "docker": "runtimes.docker:DockerRuntime",
+    "modal": "runtimes.modal_runtime:ModalRuntime",
 }
 
 

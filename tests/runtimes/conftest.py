@@ -48,3 +48,14 @@ def docker_image(docker_client) -> str:
     busybox = busybox_path()
     need(busybox is not None, "a static busybox", "apt-get install busybox-static")
     return ensure_image(docker_client, busybox)
+
+
+@pytest.fixture
+def fake_modal():
+    """A fresh fake Modal account (in-memory Volumes, sandboxes run locally under bwrap)."""
+    pytest.importorskip("modal", reason="the fake raises modal's own exceptions: pip install 'webshelf[modal]'")
+    from tests.runtimes.fake_modal import FakeModal
+
+    service = FakeModal()
+    yield service
+    service.close()

@@ -21,3 +21,14 @@ class TestDocker(RuntimeConformance):
             config.runtimes.docker.image = docker_image
             return open_runtime("docker", config)
         return make
+
+
+class TestModalFake(RuntimeConformance):
+    """The Modal adapter through its seam, against the fake service (tests/runtimes/fake_modal.py)."""
+
+    @pytest.fixture
+    def runtime_factory(self, bwrap_ready, fake_modal):
+        from mounts.spec import cache_mount
+        from tests.runtimes.fake_modal import fake_runtime
+
+        return lambda config: fake_runtime(fake_modal, config.runtimes.modal, cache_mount(config.home))

@@ -1,0 +1,144 @@
+"""The ``modal`` runtime: a Modal sandbox with a shared Volume read-only at the cache path.
+
+``cache/web`` lives in a Modal Volume (``runtimes.modal.volume``, version 2) whose root is
+mounted in every sandbox at the host's own absolute path with Modal's read-only mount option;
+the host keeps a writable handle and uploads pages into it. Modal Volumes are not a network
+filesystem: a running sandbox sees new files only after a reload, so ``publish`` uploads and
+then reloads every live sandbox of this process (``runtimes.modal_fleet``) before returning.
+With ``sandbox_id`` set the runtime attaches to a running sandbox and never terminates it.
+Modal is reached only through ``runtimes.modal_seam.ModalSeam`` (the SDK is imported on use).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, Callable
+
+from mounts.spec import MountSpec
+from runtimes.base import ExecResult, Runtime
+from runtimes.errors import MountCheckError, SandboxConfigError, SandboxError, SandboxExecError
+from runtimes.modal_fleet import VolumeFleet, fleet_for, release
+from runtimes.modal_seam import FORBIDDEN_MOUNT_PATHS, ImageRecipe, ModalSeam, SandboxRequest
+
+
+def _sdk_seam(runtime: str) -> ModalSeam:
+    from runtimes.modal_sdk import SdkModalSeam
+
+    return SdkModalSeam(runtime)
+
+
+def image_recipe(image: Any) -> ImageRecipe:
+    """``runtimes.modal.image``: a registry tag / ``debian_slim``, or {base, python, apt, pip}."""
+    if isinstance(image, str):
+        return ImageRecipe(base=image)
+    return ImageRecipe(base=image.base, python=image.python, apt=tuple(image.apt), pip=tuple(image.pip))
+
+
+class ModalRuntime(Runtime):
+    kind = "modal"
+    #: how a runtime reaches Modal; tests put their fake here
+    seam_factory: Callable[[str], ModalSeam] = staticmethod(_sdk_seam)
+    #: the setting that names a running sandbox to attach to (``open_running`` says so)
+    attach_key = "sandbox_id"
+
+    def __init__(self, settings, mount: MountSpec, *, name: str | None = None, seam: ModalSeam | None = None) -> None:
+        super().__init__(settings, mount, name=name)
+        if str(mount.path) in FORBIDDEN_MOUNT_PATHS:
+            raise SandboxConfigError(self.name, f"Modal cannot mount a Volume at {mount.path} (it refuses "
+                                     f"{', '.join(FORBIDDEN_MOUNT_PATHS)}); move WEBSHELF_HOME so cache/web is elsewhere")
+        self._seam = seam
+        self.sandbox: Any = None
+        self.sandbox_id: str | None = None
+        self.fleet: VolumeFleet | None = None
+        self.attached = bool(settings.sandbox_id)
+
+    # lifecycle ----------------------------------------------------------------------------
+    def _request(self) -> SandboxRequest:
+        s = self.settings
+        region = tuple(s.region) if isinstance(s.region, list) else s.region
+        return SandboxRequest(app=s.app, volume=self.fleet.volume, mount_path=str(self.mount.path),
+                              image=image_recipe(s.image), timeout=s.timeout, cpu=s.cpu, memory=s.memory,
+                              workdir=s.workdir, env=dict(s.env), secrets=tuple(s.secrets), region=region,
+                              options=dict(s.options))
+
+    def start(self) -> None:
+        if self.sandbox is not None:
+            return
+        seam = self._seam = self._seam or type(self).seam_factory(self.name)
+        self.fleet = fleet_for(seam, self.settings, self.mount.path)
+        try:
+            seen = self.fleet.generation
+            if self.attached:
+                sandbox = seam.attach_sandbox(self.settings.sandbox_id)
+                if not seam.is_running(sandbox):
+                    raise SandboxExecError(self.name, f"sandbox {self.settings.sandbox_id!r} has finished; "
+                                           "start a new one or unset runtimes.modal.sandbox_id")
+            else:
+                sandbox = seam.create_sandbox(self._request())
+        except BaseException:
+            release(self.fleet, id(self))
+            self.fleet = None
+            raise
+        self.sandbox, self.sandbox_id = sandbox, seam.sandbox_id(sandbox)
+        self.fleet.join(id(self), sandbox, fresh=not self.attached, seen=seen)
+
+    def stop(self) -> None:
+        sandbox, fleet = self.sandbox, self.fleet
+        self.sandbox, self.fleet = None, None
+        if fleet is not None:
+            release(fleet, id(self))
+        if sandbox is not None and not self.attached:
+            try:
+                self._seam.terminate(sandbox)
+            except SandboxError:
+                pass  # already gone; Modal ends it at runtimes.modal.timeout anyway
+
+    def is_alive(self) -> bool:
+        if self.sandbox is None:
+            return False
+        try:
+            return self._seam.is_running(self.sandbox)
+        except SandboxError:
+            return False
+
+    def mount_hint(self) -> str:
+        if self.attached:
+            return (f"sandbox {self.settings.sandbox_id!r} was not created with Volume {self.settings.volume!r} at "
+                    f"{self.mount.path}; create it with volumes={{{str(self.mount.path)!r}: modal.Volume.from_name("
+                    f"{self.settings.volume!r}).with_mount_options(read_only=True)}} (or unset runtimes.modal.sandbox_id)")
+        return super().mount_hint()
+
+    # commands --------------------------------------------------------------------------------
+    def _require_started(self) -> None:
+        if self.sandbox is None:
+            raise SandboxExecError(self.name, "the sandbox is not started; call start() or use it as a context manager")
+
+    def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
+        self._require_started()
+        if not argv:
+            raise SandboxExecError(self.name, "exec needs a command (argv is empty)")
+        return self._seam.exec(self.sandbox, [str(a) for a in argv], timeout=timeout, stdin=stdin)
+
+    # mount contract ----------------------------------------------------------------------------
+    def _confirm(self, action: str, failures: dict[str, str]) -> None:
+        if id(self) not in self.fleet.members:
+            raise SandboxExecError(self.name, f"{action}: sandbox {self.sandbox_id} has finished (runtimes.modal.timeout "
+                                   "ends it); start a new one")
+        if failures:
+            detail = "; ".join(f"sandbox {sid}: {why}" for sid, why in sorted(failures.items()))
+            raise MountCheckError(self.name, f"{action}: the Volume is updated but {len(failures)} sandbox(es) "
+                                  f"could not reload it: {detail}")
+
+    def publish(self, paths: Sequence[str]) -> None:
+        self._check_inside(paths)
+        self._require_started()
+        missing = [p for p in paths if not os.path.isfile(p)]
+        if missing:
+            raise MountCheckError(self.name, f"{missing[0]} does not exist on the host, so it cannot be uploaded")
+        self._confirm("publish", self.fleet.publish(list(paths)))
+
+    def retract(self, paths: Sequence[str]) -> None:
+        self._check_inside(paths)
+        self._require_started()
+        self._confirm("retract", self.fleet.retract(list(paths)))
