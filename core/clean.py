@@ -19,6 +19,12 @@ _INVISIBLE = re.compile(
     "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufe00-\ufe0f"
     "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 )
+# The same set as UTF-8 byte sequences, searched in the few bytes left after dropping printable ASCII.
+_INVISIBLE_UTF8 = re.compile(
+    b"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f\xad]|\xd8\x9c|\xe1\xa0\x8e|\xe2\x80[\x8b-\x8f\xaa-\xae]"
+    b"|\xe2\x81[\xa0-\xa4\xa6-\xaf]|\xef\xbb\xbf|\xef\xb8[\x80-\x8f]"
+)
+_PRINTABLE_ASCII = bytes(range(0x20, 0x7f)) + b"\t\n\r"
 _INVISIBLE_ASTRAL = re.compile("[\U000e0000-\U000e007f\U000e0100-\U000e01ef]")  # UTF-8: F3 A0 ..
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _BARE_BASE64 = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=%\s]{8,}")
@@ -46,15 +52,20 @@ def replace_data_images(text: str) -> str:
 def drop_invisible(text: str) -> str:
     """Remove invisible Unicode; lone surrogates become U+FFFD so the text is always valid UTF-8.
 
-    The astral and surrogate scans run only when a fast UTF-8 encode shows they can match."""
+    Fast path: most pages have none. Deleting the printable ASCII bytes from the UTF-8 (one C
+    pass) leaves only control bytes and whole multi-byte characters — a few KB — and only when
+    an invisible character's encoding shows up there does the full-text scan run."""
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
         text = _SURROGATE.sub("\ufffd", text)
         data = text.encode("utf-8")
-    if b"\xf3\xa0" in data:
+    rest = data.translate(None, _PRINTABLE_ASCII)
+    if b"\xf3\xa0" in rest:
         text = _INVISIBLE_ASTRAL.sub("", text)
-    return _INVISIBLE.sub("", text)
+    if _INVISIBLE_UTF8.search(rest):
+        text = _INVISIBLE.sub("", text)
+    return text
 
 
 def wrap_line(line: str, width: int) -> list[str]:

@@ -76,7 +76,7 @@ def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: in
             backend: str, started: float) -> ExtractResult:
     """Clean, store and window one fetched page (runs in a worker thread: CPU and fsync)."""
     text = clean_markdown(page.markdown, config.web.max_line_chars)
-    title = page.title or next((h.text for h in headings(text)[:1]), None)
+    title = page.title or next((h.text for h in headings(text, last_line=200)[:1]), None)  # no full scan
     notes: list[str] = []
     path: str | None = None
     store_note = shelf_error

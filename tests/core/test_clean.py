@@ -51,3 +51,15 @@ def test_every_non_space_character_survives_and_no_line_is_too_long(text, width)
     if "data:" not in text:
         # invisible Unicode is dropped on purpose (hostile pages hide text in it); all else survives
         assert "".join(out.split()) == "".join(drop_invisible(text.replace("\r", "\n")).split())
+
+
+def test_the_fast_invisible_check_agrees_with_the_full_scan_on_every_bmp_character():
+    """drop_invisible skips its full-text regex when the UTF-8 bytes show no invisible
+    character; that shortcut must never miss one."""
+    from core.clean import _INVISIBLE, drop_invisible
+
+    for cp in range(0x10000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        text = f"a{chr(cp)}b"
+        assert drop_invisible(text) == _INVISIBLE.sub("", text), hex(cp)
