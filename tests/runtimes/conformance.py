@@ -55,7 +55,9 @@ class RuntimeConformance:
 
     @pytest.fixture
     def sandbox_config(self, tmp_path: Path) -> Config:
-        return Config().with_home(tmp_path / UNUSUAL_HOME)
+        config = Config().with_home(tmp_path / UNUSUAL_HOME)
+        config.web.allow_private = True  # the pages come from the loopback test server
+        return config
 
     @pytest.fixture
     def runtime(self, runtime_factory, sandbox_config):

@@ -6,6 +6,7 @@ import pytest
 
 from core.sandbox import open_runtime
 from tests.runtimes.conformance import RuntimeConformance
+from tests.runtimes.conftest import ssh_config
 
 
 class TestLocalBubblewrap(RuntimeConformance):
@@ -21,3 +22,19 @@ class TestDocker(RuntimeConformance):
             config.runtimes.docker.image = docker_image
             return open_runtime("docker", config)
         return make
+
+
+class TestSshBind(RuntimeConformance):
+    """readonly: bind — root syncs into a staging dir bind-mounted read-only at the path."""
+
+    @pytest.fixture
+    def runtime_factory(self, sshd):
+        return lambda config: open_runtime(ssh_config(config, sshd, readonly="bind"), config)
+
+
+class TestSshPerms(RuntimeConformance):
+    """readonly: perms — root syncs 0444/0555 files; commands run as a second user."""
+
+    @pytest.fixture
+    def runtime_factory(self, sshd_perms, agent_user):
+        return lambda config: open_runtime(ssh_config(config, sshd_perms, readonly="perms", agent_user=agent_user), config)
