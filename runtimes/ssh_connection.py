@@ -105,6 +105,10 @@ class SshConnection:
             sock = self._jump.get_transport().open_channel("direct-tcpip", (s.host, s.port), ("127.0.0.1", 0),
                                                            timeout=s.connect_timeout_s)
         self._client = self._new_client(s.host, s.port, self.user, self.key_file, sock=sock)
+        raw = self._client.get_transport().sock
+        if isinstance(raw, socket.socket):
+            # small requests (open channel, exec, exit status) must not wait out Nagle + delayed ACK
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if s.keepalive_s:
             self._client.get_transport().set_keepalive(s.keepalive_s)
 
@@ -197,14 +201,16 @@ class SshConnection:
                 out += chan.recv(1 << 16)
             while chan.recv_stderr_ready():
                 err += chan.recv_stderr(1 << 16)
-            if chan.exit_status_ready() and chan.eof_received and not chan.recv_ready() and not chan.recv_stderr_ready():
-                return bytes(out), bytes(err)
-            if chan.closed and not chan.exit_status_ready():
-                raise self.failed(f"{what!r}: the connection closed before the command finished")
             left = deadline - time.monotonic()
+            if chan.eof_received and not chan.recv_ready() and not chan.recv_stderr_ready():
+                # output is complete; the exit status may arrive just after the EOF
+                if chan.exit_status_ready() or chan.status_event.wait(max(left, 0)):
+                    return bytes(out), bytes(err)
+                if chan.closed:
+                    raise self.failed(f"{what!r}: the connection closed before the command finished")
             if left <= 0:
                 raise socket.timeout()
-            select.select([fd], [], [], min(left, 0.2))
+            select.select([fd], [], [], min(left, 0.5))
 
 
 class _UnknownHostKey(Exception):
