@@ -5,6 +5,7 @@
     webshelf config show|check|path
     webshelf sandbox run --runtime NAME -- CMD…
     webshelf runtime check NAME
+    webshelf sync [--runtime NAME…] [--once]
 
 Output is plain and stable (tests assert it exactly); progress goes to stderr only when
 several URLs are fetched on a terminal. Exit codes: 0 ok, 1 some URL or read failed,
@@ -217,6 +218,24 @@ def runtime_check(ctx: click.Context, name: str) -> None:
         _fail(exc, 1)
     click.echo("\n".join(report.lines()))
     click.echo("result: ok")
+
+
+@main.command("sync")
+@click.option("--runtime", "names", multiple=True, metavar="NAME",
+              help="An ssh runtime to keep in step (repeatable; default: every runtimes.ssh host).")
+@click.option("--once", is_flag=True, help="Run one full diff per host and exit.")
+@click.pass_context
+def sync_command(ctx: click.Context, names: tuple[str, ...], once: bool) -> None:
+    """Mirror the cache to SSH hosts: a full diff, then live changes until Ctrl-C / SIGTERM."""
+    from core.live import run_sync
+
+    config = _config(ctx)
+    try:
+        run_sync(config, names, once=once, echo=lambda line: click.echo(line))
+    except ConfigError as exc:
+        _fail(exc, 2)
+    except WebshelfError as exc:
+        _fail(exc, 1)
 
 
 if __name__ == "__main__":  # pragma: no cover

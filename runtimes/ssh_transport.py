@@ -182,12 +182,12 @@ class SshTransport(SyncTransport):
         what = {2: "the directory is missing or not accessible", 3: "renaming into place failed",
                 4: "unpacking failed"}.get(code, f"exit {code}")
         hint = ""
-        if "No space left" in text:
-            hint = " — the remote disk is full; free space there"
+        if "No space left" in text or "Wrote only" in text:  # GNU tar reports a short write on a full disk
+            hint = " — the remote disk is full (no space left on device); free space there"
         elif "Permission denied" in text or "Read-only file system" in text:
             hint = f" — the sync user {self.conn.user!r} cannot write {self.target}; fix its ownership or use root"
         raise SandboxExecError(self.conn.runtime, f"{self.conn.where}: copying {count} file(s) to {self.target} "
-                               f"failed ({what}): {text[-400:]}{hint}")
+                               f"failed ({what}): {text[:400]}{hint}")
 
     # SFTP fall-back ---------------------------------------------------------------------
     def _put_sftp(self, batch: Sequence[Path]) -> None:

@@ -95,3 +95,11 @@ def ssh_config(config, server, **host):
 
     config.runtimes.ssh.hosts = {"loop": SshHostConfig(**server.host_config(**host))}
     return "ssh:loop"
+
+
+@pytest.fixture
+def fresh_sshd(tmp_path_factory):
+    """A remote of its own for one test (faults kill and restart it)."""
+    server = _start_sshd(tmp_path_factory)
+    yield server
+    server.stop()
