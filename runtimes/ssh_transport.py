@@ -83,6 +83,7 @@ class SshTransport(SyncTransport):
         self.method = method  # "tar" or "sftp" (auto is resolved by the runtime)
         self.batch_files, self.batch_bytes, self.timeout = batch_files, batch_bytes, timeout
         self._lock = threading.Lock()  # one batch at a time: the directory's mode is toggled around it
+        self._orphans: set[str] = set()  # temp prefixes of batches whose link broke (their files may remain)
 
     def epoch(self) -> int:
         return self.conn.epoch
@@ -125,6 +126,7 @@ class SshTransport(SyncTransport):
 
     def put_files(self, files: Sequence[Path]) -> None:
         with self._lock:
+            self._clear_orphans()
             for batch in self._batches(files):
                 (self._put_tar if self.method == "tar" else self._put_sftp)(batch)
 
@@ -172,8 +174,10 @@ class SshTransport(SyncTransport):
                         info.size, info.mtime, info.mode = st.st_size, int(st.st_mtime), self.file_mode
                         tar.addfile(info, fh)
 
+        self._orphans.add(prefix)  # until the remote script has run its clean-up
         code, _, err = self.conn.exec(["sh", "-c", _TAR_PUT, "sh", str(self.target), prefix, oct(self.dir_mode)[2:]],
                                       timeout=self.timeout, feed=feed)
+        self._orphans.discard(prefix)
         if code:
             self._raise_put(code, err, len(batch))
 
@@ -188,6 +192,13 @@ class SshTransport(SyncTransport):
             hint = f" — the sync user {self.conn.user!r} cannot write {self.target}; fix its ownership or use root"
         raise SandboxExecError(self.conn.runtime, f"{self.conn.where}: copying {count} file(s) to {self.target} "
                                f"failed ({what}): {text[:400]}{hint}")
+
+    def _clear_orphans(self) -> None:
+        """Delete temp files of batches cut off by a dropped link (the remote trap never ran)."""
+        if self._orphans:
+            script = 'cd -- "$1" || exit 0; shift; for t; do rm -f -- "$t"*; done'
+            self.conn.exec(["sh", "-c", script, "sh", str(self.target), *sorted(self._orphans)], timeout=self.timeout)
+            self._orphans.clear()
 
     # SFTP fall-back ---------------------------------------------------------------------
     def _put_sftp(self, batch: Sequence[Path]) -> None:
