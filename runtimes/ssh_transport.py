@@ -1,9 +1,9 @@
 """``SyncTransport`` over SSH: a tar stream into ``tar -x`` on one exec channel, SFTP as fall-back.
 
-A batch is one tar stream whose members carry a temp prefix; the remote script extracts it
-and renames each temp file onto its final name (``rename(2)`` in the same directory), so a
-reader there never sees half a page under a real name, and a broken batch removes its temp
-files on exit. Without ``tar`` on the remote (or ``transfer: sftp``), each file goes by SFTP to
+A batch is one tar stream unpacked into a hidden temp directory beside the pages; one ``mv``
+then renames each file onto its final name (``rename(2)`` on one filesystem), so a reader
+there never sees half a page under a real name, and a broken batch removes its temp
+directory on exit (or, if the link died, on the next batch). Without ``tar`` on the remote (or ``transfer: sftp``), each file goes by SFTP to
 a temp name, is chmodded, then ``posix_rename``d. Listing uses SFTP ``listdir_attr``.
 
 The transport writes into ``target`` — the mount path itself (``readonly: perms``), or the
@@ -37,17 +37,19 @@ mkdir -p -- "$b" || exit 2
 mountpoint -q "$b" || mount --bind "$t" "$b" || exit 5
 mount -o remount,bind,ro "$b" || exit 6
 """
-# $1 dir, $2 temp prefix of this batch, $3 the directory's mode afterwards.
+# $1 dir, $2 this batch's temp directory name, $3 the directory's mode afterwards. The batch
+# unpacks into a hidden temp directory beside the pages, then one `mv` renames every file
+# into place (rename(2) within one filesystem: atomic per file; one process, not one per file).
 _TAR_PUT = r"""
 d=$1 t=$2 m=$3
 cd -- "$d" || exit 2
 chmod u+w . 2>/dev/null
-trap 'rm -f -- "$t"*; chmod "$m" . 2>/dev/null' EXIT
+trap 'cd -- "$d" && rm -rf -- "$t"; chmod "$m" . 2>/dev/null' EXIT
+mkdir -- "$t" && cd -- "$t" || exit 2
 tar -x -m -f - --no-same-owner || exit 4
-for f in "$t"*; do
-  [ -e "$f" ] || continue
-  mv -f -- "$f" "${f#"$t"}" || exit 3
-done
+set --
+for f in * .[!.]* ..?*; do [ -e "$f" ] && set -- "$@" "$f"; done
+[ $# -eq 0 ] || mv -f -- "$@" .. || exit 3
 """
 # $1 dir, $2 mode afterwards, then the names to delete.
 _REMOVE = r"""
@@ -59,7 +61,7 @@ chmod "$m" . 2>/dev/null
 exit $s
 """
 # Remove batches' temp files left by a killed connection (older than an hour: never a live batch).
-_SWEEP = r"""cd -- "$1" 2>/dev/null || exit 0; find . -maxdepth 1 -name '.webshelf-put-*' -mmin +60 -exec rm -f {} + 2>/dev/null; exit 0"""
+_SWEEP = r"""cd -- "$1" 2>/dev/null || exit 0; find . -maxdepth 1 -name '.webshelf-put-*' -mmin +60 -exec rm -rf {} + 2>/dev/null; exit 0"""
 
 
 class _ChannelWriter:
@@ -158,7 +160,7 @@ class SshTransport(SyncTransport):
 
     # tar over exec ----------------------------------------------------------------------
     def _put_tar(self, batch: Sequence[Path]) -> None:
-        prefix = f"{TEMP_PREFIX}{secrets.token_hex(6)}-"
+        prefix = f"{TEMP_PREFIX}{secrets.token_hex(6)}"
 
         def feed(chan) -> None:
             with tarfile.open(fileobj=_ChannelWriter(chan), mode="w|", format=tarfile.PAX_FORMAT,
@@ -170,7 +172,7 @@ class SshTransport(SyncTransport):
                         continue
                     with os.fdopen(fd, "rb") as fh:
                         st = os.fstat(fh.fileno())
-                        info = tarfile.TarInfo(prefix + path.name)
+                        info = tarfile.TarInfo(path.name)
                         info.size, info.mtime, info.mode = st.st_size, int(st.st_mtime), self.file_mode
                         tar.addfile(info, fh)
 
@@ -196,7 +198,7 @@ class SshTransport(SyncTransport):
     def _clear_orphans(self) -> None:
         """Delete temp files of batches cut off by a dropped link (the remote trap never ran)."""
         if self._orphans:
-            script = 'cd -- "$1" || exit 0; shift; for t; do rm -f -- "$t"*; done'
+            script = 'cd -- "$1" || exit 0; shift; rm -rf -- "$@"'
             self.conn.exec(["sh", "-c", script, "sh", str(self.target), *sorted(self._orphans)], timeout=self.timeout)
             self._orphans.clear()
 
