@@ -24,8 +24,9 @@ def url_hash(url: str) -> str:
     return hashlib.sha256(url.encode("utf-8")).hexdigest()[:12]
 
 
-def content_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def content_hash(data: bytes | str) -> str:
+    """sha256 of the stored bytes (text is hashed as UTF-8; pass bytes to skip a re-encode)."""
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
 
 
 def host_slug(host: str | None) -> str:

@@ -1,21 +1,32 @@
-"""The shelf: store a page's full text and record it in the index, as one step.
+"""The shelf: store a page's full text and record it in the index, as one step; find a
+recent stored copy to reuse; run eviction passes.
 
 This is the only write path into ``cache/web/``. The file is written atomically first and
 indexed second, so a crash between the two leaves at worst an un-indexed file (which
-``cache verify`` adopts or removes), never an index row pointing at nothing.
+``cache verify`` adopts), never an index row pointing at nothing. Writes and reuse hold the
+cache lock shared and eviction holds it exclusively (``cache.lock``), so no pass can remove a
+page between the moment a call decides to hand out its path and the moment it is marked used.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from cache.caps import cap_text
+from cache.evict import EvictionPolicy, PruneReport, clear, prune
 from cache.index import PageIndex, PageRecord
 from cache.layout import CacheLayout, content_hash, page_name
+from cache.lock import CacheLock
 from cache.store import write_page
+from cache.urls import normalize_url
+from cache.verify import VerifyReport, verify
 
 
 @dataclass(frozen=True)
@@ -23,19 +34,76 @@ class StoredPage:
     path: Path
     record: PageRecord
     written: bool  # False when identical content was already on the shelf
+    text: str  # the text as stored (cut with a marker line when over the cap)
+
+    @property
+    def cut(self) -> bool:
+        """True when the stored copy was cut at the per-page cap (``cache.max_file_chars``)."""
+        return self.record.original_chars is not None
+
+
+@dataclass(frozen=True)
+class CachedPage:
+    """A stored copy young enough to reuse, with its text as stored."""
+
+    path: Path
+    record: PageRecord
+    text: str
+
+
+def count_lines(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+_shared: dict[Path, tuple[int, int, "Shelf"]] = {}  # home -> (pid, index inode, shelf)
+_shared_lock = threading.Lock()
+SHARED_HOMES = 8  # homes one process keeps a shelf open for (older ones close when unused)
 
 
 class Shelf:
     """One webshelf home's stored pages; safe to share between threads of one process."""
 
+    @classmethod
+    def shared(cls, home: Path) -> "Shelf":
+        """This process's long-lived shelf for ``home`` (opened on first use).
+
+        Opening SQLite and closing the last connection (a WAL checkpoint) cost milliseconds,
+        more than a whole cache hit should; so calls share one shelf per home and process.
+        A forked child, or a cache whose index was deleted or replaced, gets a new one.
+        Do not ``close()`` a shared shelf."""
+        home = Path(home)
+        with _shared_lock:
+            entry = _shared.get(home)
+            if entry is not None:
+                pid, inode, shelf = entry
+                try:
+                    current = os.stat(shelf.layout.index_path).st_ino
+                    alive = pid == os.getpid() and current == inode and os.path.isdir(shelf.web_dir)
+                except OSError:
+                    alive = False
+                if alive:
+                    return shelf
+                del _shared[home]  # dropped, not closed: another thread may still be using it
+            shelf = cls(home)
+            _shared[home] = (os.getpid(), os.stat(shelf.layout.index_path).st_ino, shelf)
+            while len(_shared) > SHARED_HOMES:
+                del _shared[next(iter(_shared))]
+            return shelf
+
     def __init__(self, home: Path) -> None:
-        self.layout = CacheLayout(home)
+        self.layout = CacheLayout(Path(home))
         self.web_dir = self.layout.ensure()
-        self.index = PageIndex(self.layout.index_path)
-        self._lock = threading.Lock()
+        self.lock = CacheLock(self.layout.root / "lock")
+        try:
+            self.index = PageIndex(self.layout.index_path)
+        except BaseException:
+            self.lock.close()
+            raise
+        self.db_lock = threading.Lock()  # one SQLite connection, used by one thread at a time
 
     def close(self) -> None:
         self.index.close()
+        self.lock.close()
 
     def __enter__(self) -> "Shelf":
         return self
@@ -44,18 +112,64 @@ class Shelf:
         self.close()
 
     def put(self, *, url: str, final_url: str | None, title: str | None, text: str,
-            backend: str | None, content_type: str | None) -> StoredPage:
-        """Store ``text`` for ``url``; raises OSError / sqlite3.Error with the cache intact."""
+            backend: str | None, content_type: str | None, max_chars: int | None = None) -> StoredPage:
+        """Store ``text`` for ``url`` (cut at ``max_chars`` with a marker line when longer);
+        raises OSError / sqlite3.Error with the cache intact."""
+        key = normalize_url(url)
+        original: int | None = None
+        if max_chars is not None:
+            text, original = cap_text(text, max_chars)
         data = text.encode("utf-8")
         sha = content_hash(data)
-        name = page_name(urlsplit(final_url or url).hostname, url, sha)
-        path, written = write_page(self.web_dir, name, data)
-        now = time.time()
-        record = PageRecord(
-            name=name, url=url, final_url=final_url, title=title, sha256=sha, chars=len(text),
-            lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1), bytes=len(data),
-            fetched_at=now, last_access=now, backend=backend, content_type=content_type,
-        )
-        with self._lock:
-            self.index.record(record)
-        return StoredPage(path, record, written)
+        name = page_name(urlsplit(final_url or key).hostname, key, sha)
+        with self.lock.shared():
+            path, written = write_page(self.web_dir, name, data)
+            now = time.time()
+            record = PageRecord(
+                name=name, url=url, final_url=final_url, title=title, sha256=sha, chars=len(text),
+                lines=count_lines(text), bytes=len(data), fetched_at=now, last_access=now, backend=backend,
+                content_type=content_type, url_key=key, original_chars=original,
+            )
+            with self.db_lock:
+                self.index.record(record)
+        return StoredPage(path, record, written, text)
+
+    def reuse(self, url: str, max_age: float) -> CachedPage | None:
+        """The newest stored copy of ``url`` fetched within ``max_age`` seconds, marked as used
+        (and counted as a hit), or None (counted as a miss). A copy whose file vanished or
+        changed size behind webshelf's back is not reused."""
+        key = normalize_url(url)
+        with self.lock.shared():
+            with self.db_lock:
+                record = self.index.latest_for_key(key, since=time.time() - max_age)
+            text = self._read(record) if record else None
+            with self.db_lock:
+                if text is None:
+                    self.index.count("misses")
+                    return None
+                self.index.count("hits", touch=record.name)
+        return CachedPage(self.web_dir / record.name, record, text)
+
+    def _read(self, record: PageRecord) -> str | None:
+        try:
+            fd = os.open(self.web_dir / record.name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return None
+        with open(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size != record.bytes:
+                return None
+            return f.read().decode("utf-8", errors="replace")
+
+    def prune(self, policy: EvictionPolicy, *, protect: Collection[str] = (), dry_run: bool = False,
+              max_removals: int | None = None, block: bool = True) -> PruneReport:
+        """One eviction pass (``cache.evict.prune``)."""
+        return prune(self, policy, protect=protect, dry_run=dry_run, max_removals=max_removals, block=block)
+
+    def clear(self) -> PruneReport:
+        """Remove every stored page (``cache.evict.clear``)."""
+        return clear(self)
+
+    def verify(self, *, repair: bool = False) -> "VerifyReport":
+        """Compare index and directory (``cache.verify.verify``)."""
+        return verify(self, repair=repair)

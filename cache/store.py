@@ -16,6 +16,8 @@ from pathlib import Path
 
 from cache.layout import TEMP_PREFIX
 
+STALE_TEMP_AGE = 3_600.0  # seconds; a temp file of a live writer this old is abandoned anyway
+
 _OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -41,7 +43,7 @@ def write_page(directory: Path, name: str, data: bytes) -> tuple[Path, bool]:
     if is_regular_file(directory, name) and os.path.getsize(final) == len(data):
         return final, False
     dir_fd = os.open(directory, _OPEN_DIR)
-    tmp = f"{TEMP_PREFIX}{secrets.token_hex(8)}-{name}"
+    tmp = f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(8)}-{name}"
     try:
         fd = os.open(tmp, _CREATE, 0o644, dir_fd=dir_fd)
         try:
@@ -63,3 +65,64 @@ def write_page(directory: Path, name: str, data: bytes) -> tuple[Path, bool]:
         raise
     finally:
         os.close(dir_fd)
+
+
+def _writer_pid(name: str) -> int | None:
+    """The pid in a temp name ``.tmp-<pid>-<random>-<page>``, or None for a foreign name."""
+    pid, _, _rest = name[len(TEMP_PREFIX):].partition("-")
+    return int(pid) if pid.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stale_temp_files(directory: Path, *, max_age: float = STALE_TEMP_AGE, now: float | None = None) -> list[Path]:
+    """Temp files left by writers that died (their pid is gone) or that are older than ``max_age``.
+
+    A killed writer leaves its temp file behind but never a partial file under a final name;
+    this finds those leftovers so eviction passes and ``cache verify --repair`` can remove them."""
+    import time
+
+    now = time.time() if now is None else now
+    found: list[Path] = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if not entry.name.startswith(TEMP_PREFIX):
+                continue
+            try:
+                age = now - entry.stat(follow_symlinks=False).st_mtime
+            except FileNotFoundError:
+                continue  # its writer just renamed it into place
+            pid = _writer_pid(entry.name)
+            if age > max_age or (pid is not None and pid != os.getpid() and not _alive(pid)):
+                found.append(Path(entry.path))
+    return found
+
+
+def remove_files(directory: Path, names: list[str]) -> tuple[list[Path], list[tuple[Path, OSError]]]:
+    """Unlink entries of ``directory`` by name (a symlink itself, never its target).
+
+    Returns (removed, failed); an entry already gone counts as removed."""
+    removed: list[Path] = []
+    failed: list[tuple[Path, OSError]] = []
+    dir_fd = os.open(directory, _OPEN_DIR)
+    try:
+        for name in names:
+            try:
+                os.unlink(name, dir_fd=dir_fd)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                failed.append((directory / name, exc))
+                continue
+            removed.append(directory / name)
+    finally:
+        os.close(dir_fd)
+    return removed, failed

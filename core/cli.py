@@ -1,11 +1,15 @@
 """The ``webshelf`` command: nouns and verbs over the same Python API.
 
-    webshelf extract URL… [--limit N] [--fresh] [--json]
+    webshelf extract URL… [--limit N] [--fresh] [--json] [--backend NAME]
+    webshelf backends
     webshelf read PATH [--offset N] [--limit N]
     webshelf config show|check|path
     webshelf sandbox run --runtime NAME -- CMD…
     webshelf runtime check NAME
     webshelf sync [--runtime NAME…] [--once]
+    webshelf tools [--format openai|anthropic|json-schema]
+    webshelf mcp
+    webshelf cache stats|list|prune|clear|verify   (core/cache_cli.py)
 
 Output is plain and stable (tests assert it exactly); progress goes to stderr only when
 several URLs are fetched on a terminal. Exit codes: 0 ok, 1 some URL or read failed,
@@ -21,6 +25,7 @@ import sys
 import click
 import yaml
 
+from core.cache_cli import cache_group
 from core.config import config_path, load_config
 from core.errors import ConfigError, InputError, WebshelfError
 from core.extract import web_extract_sync
@@ -71,9 +76,11 @@ def _progress(total: int):
 @click.option("--json", "as_json", is_flag=True, help="Print the results as a JSON list.")
 @click.option("--runtime", "runtime_names", multiple=True, metavar="NAME",
               help="Publish each page into this configured, running sandbox before printing (repeatable).")
+@click.option("--backend", "backend", metavar="NAME",
+              help="Fetch with this backend (local, firecrawl, tavily, exa, parallel) instead of the configured one.")
 @click.pass_context
 def extract(ctx: click.Context, urls: tuple[str, ...], char_limit: int | None, fresh: bool, as_json: bool,
-            runtime_names: tuple[str, ...]) -> None:
+            runtime_names: tuple[str, ...], backend: str | None) -> None:
     """Fetch URLs and print each page as the agent would see it."""
     config = _config(ctx)
     bar, on_result = _progress(len(urls))
@@ -83,10 +90,10 @@ def extract(ctx: click.Context, urls: tuple[str, ...], char_limit: int | None, f
             if bar:
                 with bar:
                     results = web_extract_sync(list(urls), char_limit=char_limit, fresh=fresh, config=config,
-                                               progress=on_result, runtimes=runtimes)
+                                               progress=on_result, runtimes=runtimes, backend=backend)
             else:
                 results = web_extract_sync(list(urls), char_limit=char_limit, fresh=fresh, config=config,
-                                           runtimes=runtimes)
+                                           runtimes=runtimes, backend=backend)
         except (InputError, ConfigError) as exc:
             _fail(exc, 2)
         except WebshelfError as exc:
@@ -126,6 +133,27 @@ def read(ctx: click.Context, path: str, offset: int, limit: int) -> None:
         _fail(exc, 2)
     except WebshelfError as exc:
         _fail(exc, 1)
+
+
+@main.command("backends")
+@click.pass_context
+def backends_cmd(ctx: click.Context) -> None:
+    """List the backends, which can be used now and why (not), and which one extract uses."""
+    from core.backends import backend_status, select_backend
+
+    config = _config(ctx)
+    chosen = select_backend(config)
+    rows = backend_status(config)
+    for row in rows:
+        mark = "*" if row.name == chosen else " "
+        click.echo(f"{mark} {row.name:<10} {'usable' if row.usable else 'unusable':<9} {row.why}")
+    status = next((r for r in rows if r.name == chosen), None)
+    problem = ("" if status and status.usable else
+               " (unusable: set its API key)" if status else
+               f" (unknown backend; choose one of: {', '.join(r.name for r in rows)})")
+    click.echo(f"extract uses: {chosen}{problem}")
+    if problem:
+        sys.exit(1)
 
 
 @main.group("config")
@@ -236,6 +264,40 @@ def sync_command(ctx: click.Context, names: tuple[str, ...], once: bool) -> None
         _fail(exc, 2)
     except WebshelfError as exc:
         _fail(exc, 1)
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["openai", "anthropic", "json-schema"]), default="json-schema",
+              show_default=True, help="Shape of the definitions: OpenAI function tools, Anthropic tools, or plain JSON schema.")
+def tools(fmt: str) -> None:
+    """Print the agent tool definitions (web_extract, read_file, search_page) as JSON."""
+    from core.tools import tool_definitions
+
+    click.echo(json.dumps(tool_definitions(fmt), indent=2, ensure_ascii=False))
+
+
+@main.command()
+@click.option("--runtime", "runtime_names", multiple=True, metavar="NAME",
+              help="Publish extracted pages into this running sandbox (runtimes.NAME in config); repeatable.")
+@click.pass_context
+def mcp(ctx: click.Context, runtime_names: tuple[str, ...]) -> None:
+    """Run the MCP server on stdio (web_extract, read_file, search_page)."""
+    import asyncio
+
+    from core.mcp_server import serve_stdio
+
+    config = _config(ctx)
+    try:
+        with contextlib.ExitStack() as stack:
+            runtimes = [stack.enter_context(_running(name, config)) for name in runtime_names]
+            asyncio.run(serve_stdio(config, runtimes))
+    except WebshelfError as exc:
+        _fail(exc, 2)
+    except KeyboardInterrupt:
+        pass
+
+
+main.add_command(cache_group)
 
 
 if __name__ == "__main__":  # pragma: no cover

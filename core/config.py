@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError, field_validator
 
 from core.errors import ConfigError, InputError
+from core.units import Duration, Size
 
 DEFAULT_USER_AGENT = "webshelf/0.1 (+https://pypi.org/project/webshelf/; web reader for AI agents)"
 CHAR_LIMIT_RANGE = (2_000, 2_000_000)
@@ -29,8 +30,63 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+class HostedBackendConfig(Strict):
+    """What every hosted provider section (``web.firecrawl`` …) has: a key, an API base URL, a timeout.
+
+    ``api_key`` is a SecretStr so that ``config show``, reprs and logs print ``**********``; when it
+    is unset the provider's usual environment variable is read (core/backends/hosted.py)."""
+
+    api_key: SecretStr | None = Field(None, description="API key; ${ENV} works; default: the provider's env var.")
+    base_url: str = Field(..., description="API base URL (operator configuration: self-hosted or a test server).")
+    timeout_s: float = Field(60.0, gt=0, le=600, description="How long the provider may take for one request.")
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_base(cls, value: str) -> str:
+        if not re.match(r"^https?://[^/\s]+", value):
+            raise ValueError(f"base_url {value!r} must be an absolute http(s) URL like https://api.example.com")
+        return value.rstrip("/")
+
+
+class FirecrawlConfig(HostedBackendConfig):
+    """``web.firecrawl``: POST /v2/scrape, one URL per request, run concurrently."""
+
+    base_url: str = "https://api.firecrawl.dev"
+    only_main_content: bool = Field(True, description="Only the main content (no nav, header, footer).")
+    remove_base64_images: bool = Field(True, description="Drop inline base64 images from the Markdown.")
+    wait_for_ms: int | None = Field(None, ge=0, le=60_000, description="Wait this long for JavaScript before scraping.")
+    pdf_mode: Literal["fast", "auto", "ocr"] = Field("auto", description="Firecrawl's PDF parser mode.")
+    pdf_max_pages: int | None = Field(None, ge=1, le=10_000, description="PDF pages parsed (default: web.max_pdf_pages).")
+
+
+class TavilyConfig(HostedBackendConfig):
+    """``web.tavily``: POST /extract, up to 20 URLs per request."""
+
+    base_url: str = "https://api.tavily.com"
+    timeout_s: float = Field(60.0, ge=1, le=60, description="Tavily's extract timeout (its API allows 1 – 60 s).")
+    extract_depth: Literal["basic", "advanced"] = Field("basic", description="advanced: tables, embedded content, more anti-bot.")
+
+
+class ExaConfig(HostedBackendConfig):
+    """``web.exa``: POST /contents, many URLs per request."""
+
+    base_url: str = "https://api.exa.ai"
+    max_characters: int | None = Field(None, ge=1_000, le=100_000_000, description="Cap on text per page (default: none).")
+    livecrawl_timeout_ms: int | None = Field(None, ge=1_000, le=90_000, description="Exa's live-crawl timeout.")
+
+
+class ParallelConfig(HostedBackendConfig):
+    """``web.parallel``: POST /v1/extract with full content, up to 20 URLs per request."""
+
+    base_url: str = "https://api.parallel.ai"
+    max_chars_per_result: int | None = Field(None, ge=1_000, le=100_000_000, description="Cap on full content per URL.")
+    disable_cache_fallback: bool = Field(False, description="Error instead of serving stale cache when a live fetch fails.")
+
+
 class WebConfig(Strict):
-    backend: str = Field("local", description="Backend used to fetch pages.")
+    backend: str | None = Field(
+        None, description="Backend used to fetch pages; unset: the first hosted provider with a key, else local.")
+    extract_backend: str | None = Field(None, description="Backend for web_extract; overrides web.backend.")
     extract_char_limit: int = Field(
         15_000, ge=CHAR_LIMIT_RANGE[0], le=CHAR_LIMIT_RANGE[1],
         description="Budget in characters for what one page returns to the agent, footer included.",
@@ -57,6 +113,11 @@ class WebConfig(Strict):
     max_retry_wait_s: float = Field(10.0, ge=0, le=600, description="Total seconds spent waiting between retries of one URL.")
     max_pdf_pages: int = Field(200, ge=1, le=100_000, description="PDF pages converted to text.")
     wrap_untrusted: bool = Field(False, description="Wrap page content in untrusted-content markers with a random id.")
+    # hosted backends (core/backends/hosted.py): one section per provider
+    firecrawl: FirecrawlConfig = Field(default_factory=FirecrawlConfig)
+    tavily: TavilyConfig = Field(default_factory=TavilyConfig)
+    exa: ExaConfig = Field(default_factory=ExaConfig)
+    parallel: ParallelConfig = Field(default_factory=ParallelConfig)
 
     @field_validator("allow_hosts")
     @classmethod
@@ -191,8 +252,31 @@ class RuntimesConfig(Strict):
     ssh: SshRuntimeConfig = Field(default_factory=SshRuntimeConfig)
 
 
+class CacheConfig(Strict):
+    """Reuse and bounds of ``cache/web/``. Durations: seconds or ``90s``/``15m``/``12h``/``7d``;
+    sizes: bytes or ``500MB``/``1GiB``."""
+
+    max_age: Duration = Field(
+        900.0, ge=0, le=365 * 86_400,
+        description="Reuse a stored copy younger than this instead of fetching again (0 disables reuse).",
+    )
+    ttl: Duration = Field(
+        7 * 86_400.0, ge=0, le=10 * 365 * 86_400,
+        description="Remove stored pages fetched longer ago than this (0 keeps them until the size cap).",
+    )
+    max_total_bytes: Size = Field(
+        1 << 30, ge=1 << 20, le=1 << 50,
+        description="Size cap of cache/web/; least recently used pages go until it is 90% full.",
+    )
+    max_file_chars: int = Field(
+        2_000_000, ge=10_000, le=100_000_000,
+        description="A longer page's stored copy is cut here, with a marker line.",
+    )
+
+
 class Config(Strict):
     web: WebConfig = Field(default_factory=WebConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
     runtimes: RuntimesConfig = Field(default_factory=RuntimesConfig)
 
     _home: Path = PrivateAttr(default_factory=lambda: default_home())

@@ -22,11 +22,12 @@ yaml, SDKs) are converted where they enter webshelf and never leak out.
     │   ├── PageNotFoundError          page_not_found     (missing or evicted page)
     │   ├── OffsetPastEndError         offset_past_end
     │   └── StoreError                 store_failed       (the full text could not be stored)
-    └── RuntimeAdapterError            runtime_error
-        ├── RuntimeUnavailableError    runtime_unavailable (bwrap/SDK/daemon/image missing)
-        ├── RuntimeExecError           runtime_exec_failed (a command could not run; sandbox died)
-        ├── RuntimeTimeoutError        runtime_timeout
-        └── MountError                 mount_error
+    ├── RuntimeAdapterError            runtime_error
+    │   ├── RuntimeUnavailableError    runtime_unavailable (bwrap/SDK/daemon/image missing)
+    │   ├── RuntimeExecError           runtime_exec_failed (a command could not run; sandbox died)
+    │   ├── RuntimeTimeoutError        runtime_timeout
+    │   └── MountError                 mount_error
+    └── MissingPackageError            missing_package    (an optional package is needed)
 """
 
 from __future__ import annotations
@@ -128,3 +129,9 @@ class RuntimeExecError(RuntimeAdapterError):
 
 class RuntimeTimeoutError(RuntimeAdapterError):
     code = "runtime_timeout"
+
+
+class MissingPackageError(WebshelfError):
+    """An optional dependency (e.g. the MCP SDK) is not installed; the message names it."""
+
+    code = "missing_package"

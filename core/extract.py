@@ -4,6 +4,11 @@ The pipeline of DESIGN.md. URLs are fetched concurrently through one backend (on
 HTTP client), duplicates once; results come back in input order. Every failure is contained
 in its own URL's result: a bad URL, a fetch error, even a failed store (then the agent still
 gets its window, with a note that the full text could not be kept and no dangling path).
+
+A URL with a stored copy younger than ``cache.max_age`` is served from the shelf without any
+network request (``cached=True``; ``fresh=True`` bypasses this), and the backend is not even
+opened when every URL is a hit. After a call that wrote pages, one bounded eviction pass runs
+(skipped at once if another process is pruning), protecting every page this call hands out.
 """
 
 from __future__ import annotations
@@ -14,21 +19,25 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from urllib.parse import urlsplit
 
-from cache.shelf import Shelf
-from core.backends import get_backend
+from cache.evict import EvictionPolicy
+from cache.hooks import on_evict
+from cache.shelf import CachedPage, Shelf
+from core.backends import check_backend, get_backend, select_backend
 from core.clean import clean_markdown
 from core.config import Config, check_char_limit, load_config
 from core.errors import InputError, InvalidURLError, WebshelfError
+from core import netpolicy, untrusted
 from core.models import ErrorInfo, ExtractResult, Page
-from core import untrusted
-from core.truncate import headings, render
-from mounts.publish import PublishTarget, publish_all
+from core.truncate import Window, headings, render
+from mounts.publish import PublishTarget, publish_all, retract_all
 
 log = logging.getLogger("webshelf")
 
 Progress = Callable[[ExtractResult], None]
+OPPORTUNISTIC_REMOVALS = 256  # pages one extract call may evict on its way out (bounded work)
 
 
 def check_urls(urls: Sequence[str] | str, max_urls: int) -> list[str]:
@@ -50,6 +59,14 @@ def check_url(url: str) -> None:
         raise InvalidURLError(f"{url!r} is not an absolute http(s) URL; write it like https://example.com/page", url=url)
 
 
+def _valid(url: str) -> bool:
+    try:
+        check_url(url)
+        return True
+    except InvalidURLError:
+        return False
+
+
 def _error_result(url: str, exc: WebshelfError, started: float, backend: str | None) -> ExtractResult:
     return ExtractResult(url=url, backend=backend, elapsed_ms=(time.perf_counter() - started) * 1000,
                          error=ErrorInfo(code=exc.code, message=exc.message))
@@ -63,26 +80,100 @@ def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: in
     notes: list[str] = []
     path: str | None = None
     store_note = shelf_error
+    cut_note: str | None = None
     if shelf is not None:
         try:
             stored = shelf.put(url=page.url, final_url=page.final_url, title=title, text=text,
-                               backend=backend, content_type=page.content_type)
-            path = str(stored.path)
+                               backend=backend, content_type=page.content_type,
+                               max_chars=config.cache.max_file_chars)
+            path, text = str(stored.path), stored.text
+            cut_note = _cut_note(stored.record.original_chars, config)
         except (OSError, sqlite3.Error) as exc:
             store_note = f"the full text could not be stored: {getattr(exc, 'strerror', None) or exc}"
     if path is None:
         notes.append(store_note or "the full text could not be stored")
+    if cut_note:
+        notes.append(cut_note)
     if not text.strip():
         notes.append("no readable text was found on this page")
-    wrapped = config.web.wrap_untrusted
-    window = render(text, budget - (untrusted.overhead() if wrapped else 0), path=path,
-                    head_ratio=config.web.head_ratio, store_note=store_note)
+    window, content = _window(text, budget, config, path=path, store_note=store_note, cut_note=cut_note)
     return ExtractResult(
-        url=page.url, final_url=page.final_url, title=title,
-        content=untrusted.wrap(window.content) if wrapped else window.content, truncated=window.truncated,
+        url=page.url, final_url=page.final_url, title=title, content=content, truncated=window.truncated,
         path=path, total_chars=window.total_chars, total_lines=window.total_lines, backend=backend,
         elapsed_ms=(time.perf_counter() - started) * 1000, notes=notes,
     )
+
+
+def _window(text: str, budget: int, config: Config, *, path: str | None, store_note: str | None = None,
+            cut_note: str | None = None) -> tuple[Window, str]:
+    """The window for one page and the content the agent sees (wrapped in untrusted-content
+    markers when ``web.wrap_untrusted`` is on, still within the budget)."""
+    wrapped = config.web.wrap_untrusted
+    window = render(text, budget - (untrusted.overhead() if wrapped else 0), path=path,
+                    head_ratio=config.web.head_ratio, store_note=store_note, cut_note=cut_note)
+    return window, untrusted.wrap(window.content) if wrapped else window.content
+
+
+def _cut_note(original_chars: int | None, config: Config) -> str | None:
+    if original_chars is None:
+        return None
+    return (f"Stored copy cut at {config.cache.max_file_chars:,} characters (cache.max_file_chars): "
+            f"the page has {original_chars:,}; the rest was not stored.")
+
+
+def _from_cache(url: str, hit: CachedPage, budget: int, config: Config, started: float) -> ExtractResult:
+    """The result for a reused stored copy: same windows and footer as a fresh extract."""
+    rec = hit.record
+    cut_note = _cut_note(rec.original_chars, config)
+    window, content = _window(hit.text, budget, config, path=str(hit.path), cut_note=cut_note)
+    age = max(time.time() - rec.fetched_at, 0)
+    notes = [f"served from the stored copy fetched {age:.0f} s ago (cache.max_age); pass fresh=True to fetch again"]
+    if cut_note:
+        notes.append(cut_note)
+    return ExtractResult(
+        url=url, final_url=rec.final_url, title=rec.title, content=content, truncated=window.truncated,
+        path=str(hit.path), total_chars=window.total_chars, total_lines=window.total_lines, backend=rec.backend,
+        elapsed_ms=(time.perf_counter() - started) * 1000, notes=notes, cached=True,
+    )
+
+
+def _reuse(shelf: Shelf | None, url: str, fresh: bool, config: Config) -> CachedPage | None:
+    """A stored copy to serve instead of fetching, or None; a broken cache is just a miss.
+    The address policy applies to hits too (by URL, no DNS): a host the config now refuses is
+    not served from an older copy — the fetch path then reports why."""
+    if shelf is None or fresh or config.cache.max_age <= 0:
+        return None
+    try:
+        check_url(url)
+        netpolicy.check_url(url, netpolicy.Policy.from_config(config.web))
+        return shelf.reuse(url, config.cache.max_age)
+    except (WebshelfError, OSError, sqlite3.Error) as exc:
+        if not isinstance(exc, WebshelfError):
+            log.warning("cache lookup for %s failed, fetching instead: %s", url, exc)
+        return None
+
+
+def _evict_after(shelf: Shelf, config: Config, protect: set[str], runtimes: Sequence[PublishTarget] = ()) -> None:
+    """One bounded, non-blocking eviction pass after a call that wrote pages; what it removes
+    is retracted from the attached runtimes too, so sandboxes lose evicted pages."""
+    policy = EvictionPolicy(ttl=config.cache.ttl, max_total_bytes=config.cache.max_total_bytes)
+
+    def retract(paths: Sequence[Path]) -> None:
+        for problem in retract_all(runtimes, [str(p) for p in paths], config.runtimes.publish_timeout_s):
+            log.warning("%s", problem)
+
+    unsubscribe = on_evict(retract) if runtimes else None
+    try:
+        report = shelf.prune(policy, protect=protect, max_removals=OPPORTUNISTIC_REMOVALS, block=False)
+    except (OSError, sqlite3.Error) as exc:
+        log.warning("cache eviction pass failed (the extract is unaffected): %s", exc)
+        return
+    finally:
+        if unsubscribe:
+            unsubscribe()
+    if report.removed or report.temp_removed:
+        log.info("evicted %d pages (%d bytes) and %d stale temp files", len(report.removed), report.freed_bytes,
+                 len(report.temp_removed))
 
 
 async def web_extract(
@@ -106,42 +197,59 @@ async def web_extract(
     urls = check_urls(urls, config.web.max_urls)
     budget = check_char_limit(char_limit) if char_limit is not None else config.web.extract_char_limit
     unique = list(dict.fromkeys(urls))
+    backend_name = check_backend(select_backend(config, backend))  # a config error before anything is touched
     shelf: Shelf | None = None
     shelf_error: str | None = None
     try:
-        shelf = Shelf(config.home)
+        shelf = Shelf.shared(config.home)
     except (OSError, sqlite3.Error) as exc:
         shelf_error = f"the cache at {config.home / 'cache'} is unusable: {getattr(exc, 'strerror', None) or exc}"
         log.warning(shelf_error)
-    chosen = get_backend(backend or config.web.backend, config)
-
-    async def one(url: str) -> ExtractResult:
+    by_url: dict[str, ExtractResult] = {}
+    misses: list[str] = []
+    for url in unique:
         started = time.perf_counter()
-        try:
-            check_url(url)
-            page = await chosen.fetch(url)  # the backend limits requests in flight (web.concurrency)
-            result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config, chosen.name, started)
-            if runtimes and result.path:
-                problems = await asyncio.to_thread(publish_all, runtimes, [result.path], config.runtimes.publish_timeout_s)
-                result.notes.extend(str(p) for p in problems)
-        except WebshelfError as exc:
-            result = _error_result(url, exc, started, chosen.name)
-        except Exception as exc:  # noqa: BLE001 — one URL's bug must not fail the others
-            log.exception("unexpected error extracting %s", url)
-            result = _error_result(url, WebshelfError(f"{url}: internal error: {type(exc).__name__}: {exc}"),
-                                   started, chosen.name)
-            result.error.code = "internal_error"
+        hit = _reuse(shelf, url, fresh, config)
+        if hit is None:
+            misses.append(url)
+            continue
+        by_url[url] = _from_cache(url, hit, budget, config, started)
         if progress:
-            progress(result)
-        return result
+            progress(by_url[url])
+    if misses:  # the backend (and its HTTP client) is opened only when something must be fetched
+        chosen = get_backend(backend_name, config)
+        chosen.fresh = fresh  # hosted backends send the freshness to their API
 
-    try:
+        async def one(url: str) -> ExtractResult:
+            started = time.perf_counter()
+            try:
+                check_url(url)
+                page = await pending[url]  # the backend limits requests in flight (web.concurrency)
+                result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config,
+                                                 chosen.name, started)
+            except WebshelfError as exc:
+                result = _error_result(url, exc, started, chosen.name)
+            except Exception as exc:  # noqa: BLE001 — one URL's bug must not fail the others
+                log.exception("unexpected error extracting %s", url)
+                result = _error_result(url, WebshelfError(f"{url}: internal error: {type(exc).__name__}: {exc}"),
+                                       started, chosen.name)
+                result.error.code = "internal_error"
+            if progress:
+                progress(result)
+            return result
+
         async with chosen:
-            done = await asyncio.gather(*(one(u) for u in unique))
-    finally:
-        if shelf is not None:
-            shelf.close()
-    by_url = dict(zip(unique, done))
+            # every URL starts at once; a batching backend (core/backends/hosted.py) groups them
+            pending = chosen.fetch_many([u for u in misses if _valid(u)])
+            by_url.update(zip(misses, await asyncio.gather(*(one(u) for u in misses))))
+    handed_out = [r.path for r in by_url.values() if r.path]
+    if runtimes and handed_out:  # cached pages too: a sandbox started since may not have them
+        problems = await asyncio.to_thread(publish_all, runtimes, handed_out, config.runtimes.publish_timeout_s)
+        for r in by_url.values():
+            if r.path:
+                r.notes.extend(str(p) for p in problems)
+    if misses and shelf is not None:
+        await asyncio.to_thread(_evict_after, shelf, config, {Path(p).name for p in handed_out}, runtimes)
     seen: set[str] = set()
     results = []
     for u in urls:  # a repeated URL gets its own copy of the one result

@@ -41,6 +41,7 @@ class ExtractResult(BaseModel):
     elapsed_ms: float = 0.0
     error: ErrorInfo | None = None
     notes: list[str] = []
+    cached: bool = False  # True when served from a stored copy younger than cache.max_age (no network)
 
     @property
     def ok(self) -> bool:

@@ -214,6 +214,18 @@ def check_url(url: str, policy: Policy, *, first_hop: bool = True) -> None:
     check_host(parts.hostname, url, policy)
 
 
+def check_hosted_url(url: str, policy: Policy, provider: str) -> None:
+    """The policy for a URL a hosted provider will fetch: every DNS-free rule, and no DNS lookup.
+
+    The provider resolves and fetches the target, not us, so looking its name up here would only
+    leak the URL to our resolver; literal addresses and reserved names are refused as for the local
+    backend. ``file://`` is refused outright: a provider cannot read this machine's files."""
+    if urlsplit(url).scheme.lower() == "file":
+        raise BlockedURLError(f"{url}: refused: a file:// URL cannot be fetched by the hosted backend {provider}; "
+                              "use the local backend (backend='local') for local files", url=url)
+    check_url(url, policy)
+
+
 def check_addresses(host: str, addresses: list[str], policy: Policy) -> list[str]:
     """Every address DNS returned must be allowed (one bad answer refuses the host); returns them.
 

@@ -14,8 +14,8 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from cache.index import PageIndex
 from cache.layout import PAGE_SUFFIX, CacheLayout
+from cache.shelf import Shelf
 from core.config import Config, load_config
 from core.errors import InputError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
 
@@ -38,36 +38,70 @@ def resolve_page_path(path: str | os.PathLike[str], layout: CacheLayout) -> Path
     return real
 
 
-def _url_for(layout: CacheLayout, name: str) -> str | None:
+def _url_for(layout: CacheLayout, name: str) -> tuple[str | None, str | None]:
+    """(URL, why it is gone) for a page the index knows or once knew (evicted pages leave a tombstone)."""
     if not layout.index_path.exists():
-        return None
+        return None, None
     try:
-        with PageIndex(layout.index_path) as index:
-            record = index.get(name)
-    except sqlite3.Error:
-        return None
-    return record.url if record else None
+        shelf = Shelf.shared(layout.home)
+        with shelf.db_lock:
+            record = shelf.index.get(name)
+            gone = None if record else shelf.index.tombstone(name)
+        if record:
+            return record.url or None, None
+    except (OSError, sqlite3.Error):
+        return None, None
+    return (gone.url or None, gone.reason) if gone else (None, None)
+
+
+def _touch(layout: CacheLayout, name: str) -> None:
+    """Count a read as a use, so least-recently-used eviction keeps pages agents are reading."""
+    try:
+        shelf = Shelf.shared(layout.home)
+        with shelf.db_lock:
+            shelf.index.touch(name)
+    except (OSError, sqlite3.Error):
+        pass  # a read must not fail because the index is busy or damaged
+
+
+def page_not_found(layout: CacheLayout, name: str, shown: str) -> PageNotFoundError:
+    """The error for a page that is not there, naming the URL to re-extract when known
+    (shared with the in-sandbox read, so both say the same)."""
+    url, reason = _url_for(layout, name)
+    hint = f"; re-extract it with web_extract([{url!r}])" if url else "; extract the page again to get a new path"
+    why = f"evicted: {reason}" if reason else "evicted or never stored"
+    return PageNotFoundError(f"{shown}: no such stored page ({why}){hint}", path=shown, url=url)
+
+
+def offset_past_end(shown: str, offset: int, total: int) -> OffsetPastEndError:
+    return OffsetPastEndError(
+        f"{shown}: offset {offset:,} is past the end; the page has {total:,} lines (use offset 1–{max(total, 1):,})",
+        path=shown,
+    )
 
 
 def _open_page(real: Path, layout: CacheLayout, shown: str):
     try:
         fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
-        url = _url_for(layout, real.name)
-        hint = f"; re-extract it with web_extract([{url!r}])" if url else "; extract the page again to get a new path"
-        raise PageNotFoundError(f"{shown}: no such stored page (evicted or never stored){hint}", path=shown, url=url) from None
+        raise page_not_found(layout, real.name, shown) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise PathOutsideCacheError(f"{shown}: not a stored page", path=shown)
     return open(fd, encoding="utf-8", errors="replace", newline="\n")
 
 
-def read_file(path: str | os.PathLike[str], offset: int = 1, limit: int = 500, *, config: Config | None = None) -> str:
-    """Lines ``offset``..``offset+limit-1`` of a stored page as ``N|text`` lines."""
+def check_read_args(offset: object, limit: object) -> None:
+    """The argument rules every read (host or in-sandbox) shares, with the allowed values."""
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 1:
         raise InputError(f"offset must be a line number ≥ 1 (got {offset!r})")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"limit must be between 1 and {MAX_LIMIT:,} lines (got {limit!r})")
+
+
+def read_file(path: str | os.PathLike[str], offset: int = 1, limit: int = 500, *, config: Config | None = None) -> str:
+    """Lines ``offset``..``offset+limit-1`` of a stored page as ``N|text`` lines."""
+    check_read_args(offset, limit)
     config = config or load_config()
     layout = CacheLayout(config.home)
     real = resolve_page_path(path, layout)
@@ -75,10 +109,8 @@ def read_file(path: str | os.PathLike[str], offset: int = 1, limit: int = 500, *
         chunk = list(itertools.islice(f, offset - 1, offset - 1 + limit))
     if not chunk:
         total = count_lines(real)
-        raise OffsetPastEndError(
-            f"{path}: offset {offset:,} is past the end; the page has {total:,} lines (use offset 1–{max(total, 1):,})",
-            path=str(path),
-        )
+        raise offset_past_end(str(path), offset, total)
+    _touch(layout, real.name)
     return "".join(f"{n}|{line.rstrip(chr(10))}\n" for n, line in enumerate(chunk, offset))
 
 

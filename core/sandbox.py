@@ -19,10 +19,10 @@ from pydantic import BaseModel
 from cache.layout import PAGE_SUFFIX, CacheLayout
 from core.config import Config, load_config
 from core.errors import (
-    ConfigError, InputError, MountError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError,
+    ConfigError, MountError, PathOutsideCacheError,
     RuntimeAdapterError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError,
 )
-from core.read import MAX_LIMIT, _url_for
+from core.read import check_read_args, offset_past_end, page_not_found
 from mounts.spec import cache_mount
 from runtimes.base import Runtime
 from runtimes.errors import MountCheckError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
@@ -81,10 +81,7 @@ _READ = '[ -f "$1" ] || exit 3; exec awk -v s="$2" -v e="$3" "$4" "$1"'
 def read_file_in(runtime: Runtime, path: str | os.PathLike[str], offset: int = 1, limit: int = 500, *,
                  config: Config | None = None, timeout: float = 30.0) -> str:
     """``read_file`` executed inside ``runtime`` with the sandbox's own tools (``sh``, ``awk``)."""
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 1:
-        raise InputError(f"offset must be a line number ≥ 1 (got {offset!r})")
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise InputError(f"limit must be between 1 and {MAX_LIMIT:,} lines (got {limit!r})")
+    check_read_args(offset, limit)
     config = config or load_config()
     layout = CacheLayout(config.home)
     raw = Path(path).expanduser()
@@ -98,14 +95,9 @@ def read_file_in(runtime: Runtime, path: str | os.PathLike[str], offset: int = 1
                               timeout=timeout)
     shown = str(path)
     if result.exit_code == 3:
-        url = _url_for(layout, full.name)
-        hint = f"; re-extract it with web_extract([{url!r}])" if url else "; extract the page again to get a new path"
-        raise PageNotFoundError(f"{shown}: no such stored page (evicted or never stored){hint}", path=shown, url=url)
+        raise page_not_found(layout, full.name, shown)
     if result.exit_code == 4:
-        total = int(result.stdout.strip() or 0)
-        raise OffsetPastEndError(
-            f"{path}: offset {offset:,} is past the end; the page has {total:,} lines (use offset 1–{max(total, 1):,})",
-            path=shown)
+        raise offset_past_end(shown, offset, int(result.stdout.strip() or 0))
     if result.exit_code != 0:
         raise RuntimeExecError(f"runtime {runtime.name!r}: reading {shown} inside failed (exit {result.exit_code}): "
                                f"{result.stderr.decode(errors='replace').strip()[:300]}", runtime=runtime.name, path=shown)

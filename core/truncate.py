@@ -86,7 +86,7 @@ def _notice(first: int, last: int, omitted_chars: int) -> str:
 
 
 def _footer(path: str | None, total_chars: int, total_lines: int, head: int, tail_start: int,
-            outline_lines: list[str], store_note: str | None) -> str:
+            outline_lines: list[str], store_note: str | None, cut_note: str | None = None) -> str:
     first_omitted, last_omitted = head + 1, tail_start - 1
     ranges = ([f"1–{head:,}"] if head else []) + ([f"{tail_start:,}–{total_lines:,}"] if tail_start <= total_lines else [])
     shown = "lines " + " and ".join(ranges) if ranges else "no lines"
@@ -98,6 +98,8 @@ def _footer(path: str | None, total_chars: int, total_lines: int, head: int, tai
         parts.append(f"Full text: {path}\n")
     else:
         parts.append(f"Full text: not stored ({store_note or 'storage failed'}); the omitted lines cannot be read back.\n")
+    if cut_note:
+        parts.append(f"{cut_note}\n")
     parts.append(f"Omitted: lines {first_omitted:,}–{last_omitted:,}.")
     if outline_lines:
         parts.append(OUTLINE_INTRO)
@@ -111,15 +113,18 @@ def _footer(path: str | None, total_chars: int, total_lines: int, head: int, tai
 
 
 def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75,
-           store_note: str | None = None) -> Window:
-    """Return the whole text when it fits, else head/tail windows, a notice and a footer."""
+           store_note: str | None = None, cut_note: str | None = None) -> Window:
+    """Return the whole text when it fits, else head/tail windows, a notice and a footer.
+
+    ``cut_note`` (one line) tells the agent that the stored copy itself was cut at the
+    per-page cap; it counts against the budget like the rest of the footer."""
     total_chars = len(text)
     total_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     if total_chars <= budget:
         return Window(text, False, total_chars, total_lines)
     # Reserve the notice and the footer without an outline at their largest sizes.
     fixed = len(_notice(total_lines, total_lines, total_chars)) + len(
-        _footer(path, total_chars, total_lines, total_lines, total_lines, [], store_note))
+        _footer(path, total_chars, total_lines, total_lines, total_lines, [], store_note, cut_note))
     room = max(budget - fixed, 0)
     head_end, tail_pos = _fit_windows(text, room, head_ratio)
     # Give the outline up to OUTLINE_SHARE of the budget, taken from the windows.
@@ -132,11 +137,11 @@ def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75
         head, tail_start = _line_numbers(text, head_end, tail_pos, total_lines)
     first_omitted, last_omitted = head + 1, tail_start - 1
     notice = _notice(first_omitted, last_omitted, tail_pos - head_end)
-    bare = _footer(path, total_chars, total_lines, head, tail_start, [], store_note)
+    bare = _footer(path, total_chars, total_lines, head, tail_start, [], store_note, cut_note)
     spare = budget - head_end - (total_chars - tail_pos) - len(notice) - len(bare)
     outline = [h for h in every if first_omitted <= h.line <= last_omitted]
     outline_lines = _outline_lines(outline, spare - len(OUTLINE_INTRO) + 1)
-    footer = _footer(path, total_chars, total_lines, head, tail_start, outline_lines, store_note)
+    footer = _footer(path, total_chars, total_lines, head, tail_start, outline_lines, store_note, cut_note)
     content = text[:head_end] + notice + text[tail_pos:] + footer
     return Window(content, True, total_chars, total_lines, head, tail_start, outline)
 

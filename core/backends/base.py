@@ -3,12 +3,19 @@
 A backend is an async context manager so that one HTTP client (one connection pool) serves
 every URL of a call; ``fetch`` raises a ``FetchError`` subclass for a URL that failed, and
 the pipeline turns that into a per-URL error without touching the other URLs.
+
+``fetch_many`` starts every URL of a call at once and hands back one awaitable per URL. The
+default runs ``fetch`` per URL; a provider that takes many URLs in one request (Tavily, Exa,
+Parallel) overrides it to send batches, and still resolves each URL on its own — a URL that
+failed inside a batch raises only when its own awaitable is awaited. Awaitables (not a finished
+dict) let the pipeline clean and store the first pages while later ones are still in flight.
 """
 
 from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Coroutine
 from types import TracebackType
 
 from core.config import Config
@@ -23,16 +30,32 @@ class Backend(ABC):
         # At most web.concurrency requests in flight. Held only around network I/O, so that
         # converting one page overlaps with fetching the next.
         self.gate = asyncio.Semaphore(config.web.concurrency)
+        # Set by the pipeline: True asks providers for a live fetch rather than their cached copy.
+        self.fresh = False
+        self._tasks: set[asyncio.Task] = set()
 
     async def __aenter__(self) -> "Backend":
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
+        for task in list(self._tasks):  # a call that was cancelled leaves no fetch running
+            task.cancel()
         await self.aclose()
 
     async def aclose(self) -> None:
         """Release clients; the default backend holds none."""
+
+    def spawn(self, coro: Coroutine) -> asyncio.Task:
+        """A task the backend owns: cancelled when the backend closes."""
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def fetch_many(self, urls: list[str]) -> dict[str, Awaitable[Page]]:
+        """Start fetching every URL now; each awaitable gives that URL's Page or raises its FetchError."""
+        return {url: self.spawn(self.fetch(url)) for url in dict.fromkeys(urls)}
 
     @abstractmethod
     async def fetch(self, url: str) -> Page:

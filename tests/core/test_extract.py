@@ -73,10 +73,10 @@ def test_same_content_reuses_the_file_and_changed_content_gets_a_new_one(server,
     body = {"text": b"version one\n"}
     url = server.route("/changing.txt", lambda _h: Response(body["text"], headers={"Content-Type": "text/plain"}))
     [a] = web_extract_sync([url], config=config)
-    [b] = web_extract_sync([url], config=config)
+    [b] = web_extract_sync([url], config=config, fresh=True)
     body["text"] = b"version two\n"
-    [c] = web_extract_sync([url], config=config)
-    assert a.path == b.path != c.path
+    [c] = web_extract_sync([url], config=config, fresh=True)
+    assert not b.cached and a.path == b.path != c.path
     assert open(a.path).read() == "version one\n" and open(c.path).read() == "version two\n"
 
 

@@ -141,7 +141,7 @@ def test_redirects_are_followed_up_to_max_redirects(server, config):
     [ok] = web_extract_sync([server.url("/policy/hop0")], config=config)
     assert ok.content == "arrived\n" and ok.final_url.endswith("/policy/hop7")
     config.web.max_redirects = 5
-    [r] = web_extract_sync([server.url("/policy/hop0")], config=config)
+    [r] = web_extract_sync([server.url("/policy/hop0")], config=config, fresh=True)
     assert r.error.code == TooManyRedirectsError.code
     assert "more than 5 redirects (web.max_redirects)" in r.error.message
 

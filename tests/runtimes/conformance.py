@@ -55,9 +55,7 @@ class RuntimeConformance:
 
     @pytest.fixture
     def sandbox_config(self, tmp_path: Path) -> Config:
-        config = Config().with_home(tmp_path / UNUSUAL_HOME)
-        config.web.allow_private = True  # the pages come from the loopback test server
-        return config
+        return Config.model_validate({"web": {"allow_private": True}}).with_home(tmp_path / UNUSUAL_HOME)  # loopback server
 
     @pytest.fixture
     def runtime(self, runtime_factory, sandbox_config):

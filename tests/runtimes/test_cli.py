@@ -12,6 +12,8 @@ from tests.loopback import Response
 
 
 def _write_config(home: Path, data: dict) -> Path:
+    """A config file for the CLI; the loopback test server must be reachable (web.allow_private)."""
+    data = {"web": {"allow_private": True}, **data}
     home.mkdir(parents=True, exist_ok=True)
     path = home / "config.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -27,7 +29,7 @@ def test_sandbox_run_passes_output_and_exit_code(bwrap_ready, home):
 def test_sandbox_run_unknown_runtime(home):
     result = CliRunner().invoke(main, ["sandbox", "run", "--runtime", "nope", "--", "true"])
     assert result.exit_code == 2
-    assert result.stderr == "error[config_invalid]: unknown runtime 'nope'; known runtimes: docker, local\n"
+    assert result.stderr == "error[config_invalid]: unknown runtime 'nope'; known runtimes: docker, local, ssh\n"
 
 
 def test_sandbox_run_missing_bwrap(home):
@@ -57,7 +59,8 @@ def test_runtime_check_docker_with_docker_image(docker_image, home):
 
 def test_extract_publishes_to_the_named_runtime(bwrap_ready, home, server):
     url = server.route("/cli-runtime/page.md", Response(b"# CLI\n\nbody\n", headers={"Content-Type": "text/markdown"}))
-    result = CliRunner().invoke(main, ["extract", "--runtime", "local", url])
+    config = _write_config(home, {})
+    result = CliRunner().invoke(main, ["--config", str(config), "extract", "--runtime", "local", url])
     assert (result.exit_code, result.stdout, result.stderr) == (0, "# CLI\n\nbody\n", "")
 
 
@@ -89,7 +92,7 @@ def test_extract_reports_a_failed_publish_as_a_note(docker_image, docker_client,
             box.wait()
             [res] = web_extract_sync([url], config=load_config(config), runtimes=[rt])
         assert res.ok and res.content == "# Three\n"
-        assert res.notes == [f"publish to runtime 'docker' failed: runtime 'docker': the sandbox is not running; "
+        assert res.notes == ["publish to runtime 'docker' failed: runtime 'docker': the sandbox is not running; "
                              "start it before publishing"]
     finally:
         box.remove(force=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 import pytest
@@ -89,3 +90,17 @@ def test_exec_before_start_is_a_clear_error(config: Config):
     with pytest.raises(Exception) as err, converted():
         rt.exec(["true"], timeout=5)
     assert "not started" in str(err.value)
+
+
+def test_agent_tools_publish_to_attached_runtimes(local, config: Config, server):
+    """The dispatcher (and so the MCP server) publishes like the CLI: the footer path of a
+    truncated page reads the same inside the sandbox right after the tool call returns."""
+    from core.dispatch import run_tool
+    from core.read import read_file
+    from core.sandbox import read_file_in
+
+    url = server.url("/pydocs/library__re.html")
+    out = asyncio.run(run_tool("web_extract", {"urls": [url]}, config=config, runtimes=[local]))
+    [row] = out.data["results"]
+    assert not out.is_error and row["truncated"] and not row["notes"]
+    assert read_file_in(local, row["path"], 200, 50) == read_file(row["path"], 200, 50, config=config)

@@ -1,0 +1,224 @@
+"""What every hosted backend shares: key, one httpx client, the URL policy, batching, retries, errors.
+
+A provider module (firecrawl, tavily, exa, parallel) only says how to turn a batch of URLs into
+one request body and how to read the answer into a ``Page`` or a ``FetchError`` per URL. This
+base class does the rest the same way for all of them:
+
+- the API key comes from ``web.<provider>.api_key`` (``${ENV}`` allowed) or the provider's usual
+  environment variable; it is sent only in the auth header and scrubbed from every message;
+- every URL passes the DNS-free address policy and the secret-URL check before it is sent
+  (``netpolicy.check_hosted_url``); the provider's own base URL is operator configuration;
+- URLs go out in batches of ``batch_size`` (1 = one request per URL), at most ``web.concurrency``
+  requests in flight; a failed request fails only the URLs of its batch, and a URL the provider
+  reports as failed inside an HTTP 200 fails alone;
+- 429 and 5xx are retried up to ``web.max_retries`` honouring ``Retry-After`` within
+  ``web.max_retry_wait_s``; timeouts and errors name the provider and quote its message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable
+from typing import Any
+
+import httpx
+
+from core.backends.base import Backend
+from core.backends.local import retry_after_s
+from core.config import Config, HostedBackendConfig
+from core.errors import BackendError, ConfigError, FetchError, FetchTimeoutError, HTTPStatusError
+from core.freshness import max_age_s
+from core.models import Page
+from core.netpolicy import Policy, check_hosted_url, redact
+
+Outcome = Page | FetchError
+
+
+def configured_key(settings: HostedBackendConfig, env_var: str) -> str | None:
+    """The API key from the config section, else from the provider's environment variable."""
+    if settings.api_key is not None and settings.api_key.get_secret_value().strip():
+        return settings.api_key.get_secret_value().strip()
+    return os.environ.get(env_var, "").strip() or None
+
+
+def provider_message(response: httpx.Response) -> str:
+    """The human part of a provider's error body, whichever shape it uses."""
+    try:
+        data = response.json()
+    except ValueError:
+        return " ".join(response.text.split())[:300]
+    if isinstance(data, dict):
+        for key in ("error", "detail", "message"):
+            value = data.get(key)
+            if isinstance(value, dict):
+                value = value.get("message") or value.get("error") or value.get("detail")
+            if isinstance(value, str) and value.strip():
+                return value.strip()[:300]
+    return " ".join(str(data).split())[:300]
+
+
+class HostedBackend(Backend):
+    """A provider's HTTP API as a backend. Subclasses set the class attributes and two methods."""
+
+    env_var: str = "?"
+    path: str = "/"
+    batch_size: int = 1
+    auth_header: str = "Authorization"
+    auth_scheme: str = "Bearer "
+
+    def __init__(self, config: Config) -> None:
+        super().__init__(config)
+        self.settings: HostedBackendConfig = getattr(config.web, self.name)
+        key = configured_key(self.settings, self.env_var)
+        if key is None:
+            raise ConfigError(f"the {self.name} backend needs an API key: set web.{self.name}.api_key "
+                              f"(e.g. '${{{self.env_var}}}') or the environment variable {self.env_var}",
+                              key=f"web.{self.name}.api_key")
+        self._key = key
+        self.policy = Policy.from_config(config.web)
+        self._client = httpx.AsyncClient(
+            base_url=self.settings.base_url,
+            timeout=httpx.Timeout(self.wait_s, connect=min(10.0, self.wait_s)),
+            headers={self.auth_header: self.auth_scheme + key, "User-Agent": config.web.user_agent,
+                     "Accept": "application/json"},
+            limits=httpx.Limits(max_connections=config.web.concurrency),
+        )
+
+    # -- what a provider implements ------------------------------------------------------------
+    def request_body(self, urls: list[str]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def read_response(self, urls: list[str], data: dict[str, Any]) -> dict[str, Outcome]:
+        """One ``Page`` or ``FetchError`` per requested URL (missing ones become errors)."""
+        raise NotImplementedError
+
+    # -- shared machinery ------------------------------------------------------------------------
+    @property
+    def wait_s(self) -> float:
+        """How long we wait for one answer: the provider's own timeout plus time to report it."""
+        return self.settings.timeout_s + min(10.0, self.settings.timeout_s)
+
+    @property
+    def max_age_s(self) -> int:
+        return max_age_s(self.config, fresh=self.fresh)
+
+    def scrub(self, text: str) -> str:
+        return text.replace(self._key, "***") if self._key else text
+
+    def error(self, cls: type[FetchError], message: str, url: str | None = None, **context: object) -> FetchError:
+        return cls(self.scrub(message), url=url, backend=self.name, **context)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def fetch(self, url: str) -> Page:
+        return await self.fetch_many([url])[url]
+
+    def fetch_many(self, urls: list[str]) -> dict[str, Awaitable[Page]]:
+        loop = asyncio.get_running_loop()
+        futures: dict[str, asyncio.Future[Page]] = {u: loop.create_future() for u in dict.fromkeys(urls)}
+        allowed = []
+        for url, future in futures.items():
+            try:
+                check_hosted_url(url, self.policy, self.name)
+                allowed.append(url)
+            except FetchError as exc:
+                future.set_exception(exc)
+        for start in range(0, len(allowed), self.batch_size):
+            self.spawn(self._run_batch(allowed[start:start + self.batch_size], futures))
+        return futures
+
+    async def _run_batch(self, urls: list[str], futures: dict[str, asyncio.Future[Page]]) -> None:
+        try:
+            async with self.gate:
+                data = await self._post(self.request_body(urls))
+            outcomes = self.read_response(urls, data)
+        except FetchError as exc:  # the whole request failed: every URL of this batch says why
+            outcomes = {u: type(exc)(f"{redact(u)}: {exc.message}", **{**exc.context, "url": u}) for u in urls}
+        except Exception as exc:  # noqa: BLE001 — a malformed answer must fail its URLs, not hang them
+            outcomes = {u: self.error(BackendError, f"{redact(u)}: {self.name} returned an answer webshelf could not "
+                                      f"read ({type(exc).__name__}: {exc})", u) for u in urls}
+        for url in urls:
+            outcome = outcomes.get(url) or self.error(
+                BackendError, f"{redact(url)}: {self.name} returned no result and no error for this URL", url)
+            if isinstance(outcome, FetchError):
+                outcome.message = self.scrub(outcome.message)
+                outcome.args = (outcome.message,)
+                futures[url].set_exception(outcome)
+            else:
+                futures[url].set_result(outcome)
+
+    async def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST the body, retrying 429/5xx; the decoded JSON object of a 2xx answer."""
+        web = self.config.web
+        where = f"{self.settings.base_url}{self.path}"
+        waited = 0.0
+        for attempt in range(web.max_retries + 1):
+            try:
+                response = await self._client.post(self.path, json=body)
+            except httpx.TimeoutException:
+                raise self.error(FetchTimeoutError, f"{self.name}: no answer from {where} within "
+                                 f"{self.wait_s:g} s (web.{self.name}.timeout_s plus time to answer)") from None
+            except httpx.HTTPError as exc:
+                raise self.error(BackendError, f"{self.name}: cannot reach {where}: {type(exc).__name__}: "
+                                 f"{exc or 'request failed'}") from None
+            status = response.status_code
+            if status == 429 or status >= 500:
+                wait = retry_after_s(response.headers.get("retry-after"), attempt)
+                if attempt < web.max_retries and waited + wait <= web.max_retry_wait_s:
+                    await asyncio.sleep(wait)
+                    waited += wait
+                    continue
+                note = (f"; gave up after {attempt} retries (web.max_retries, web.max_retry_wait_s)" if attempt
+                        else "; not retried (web.max_retries 0 or the requested wait is over web.max_retry_wait_s)")
+                raise self.error(BackendError, f"{self.name} answered HTTP {status}: {provider_message(response)}{note}",
+                                 status=status)
+            if status in (401, 403):
+                raise self.error(BackendError, f"{self.name} refused the API key (HTTP {status}: "
+                                 f"{provider_message(response)}); check web.{self.name}.api_key or {self.env_var}",
+                                 status=status)
+            if status >= 400:
+                raise self.error(BackendError, f"{self.name} answered HTTP {status}: {provider_message(response)}",
+                                 status=status)
+            try:
+                data = response.json()
+            except ValueError:
+                data = None
+            if not isinstance(data, dict):
+                raise self.error(BackendError, f"{self.name} answered HTTP {status} with a body that is not a JSON "
+                                 f"object: {' '.join(response.text.split())[:200]}")
+            return data
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def page(self, url: str, markdown: object, *, final_url: object = None, title: object = None,
+             status: object = None) -> Outcome:
+        """A Page from a provider's fields, or an error when it sent no text."""
+        if not isinstance(markdown, str):
+            return self.error(BackendError, f"{redact(url)}: {self.name} returned no Markdown for this URL", url)
+        return Page(url=url, final_url=final_url if isinstance(final_url, str) and final_url else url,
+                    markdown=markdown, title=title if isinstance(title, str) and title.strip() else None,
+                    content_type="text/markdown", status=status if isinstance(status, int) else None)
+
+    def target_status_error(self, url: str, status: int, detail: str | None = None) -> FetchError:
+        return self.error(HTTPStatusError, f"{redact(url)}: the page answered HTTP {status} (reported by {self.name})"
+                          + (f": {detail}" if detail else ""), url, status=status)
+
+    def url_failed(self, url: str, detail: object) -> FetchError:
+        text = " ".join(str(detail).split())[:300] if detail else "no reason given"
+        return self.error(BackendError, f"{redact(url)}: {self.name} could not extract this URL: {text}", url)
+
+
+def by_requested_url(urls: list[str], items: object, key: str = "url") -> dict[str, dict[str, Any]]:
+    """Provider result items keyed by the URL we asked for (tolerating a trailing-slash difference)."""
+    wanted = {u: u for u in urls} | {u.rstrip("/"): u for u in urls}
+    found: dict[str, dict[str, Any]] = {}
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and isinstance(item.get(key), str):
+            requested = wanted.get(item[key]) or wanted.get(item[key].rstrip("/"))
+            if requested and requested not in found:
+                found[requested] = item
+    return found
+
+
+__all__ = ["HostedBackend", "by_requested_url", "configured_key", "provider_message"]

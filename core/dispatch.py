@@ -1,0 +1,124 @@
+"""``call_tool(name, arguments) -> str``: run one agent tool call and return what the model sees.
+
+Any framework wires webshelf in with ``tool_definitions()`` for the schemas and this for the
+calls; the MCP server uses ``run_tool`` (the same thing plus structured fields). Arguments are
+checked against the tool's pydantic model (``core.tools``); every failure — unknown tool, bad
+arguments, a bad path, a failed URL — comes back as ``error[code]: message`` text the model
+can act on, never as an exception into the agent loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from core.config import Config, load_config
+from core.errors import InputError, WebshelfError
+from core.extract import web_extract
+from core.models import ExtractResult
+from core.read import read_file
+from core.search_page import search_page
+from core.tools import TOOLS, ReadFileArgs, SearchPageArgs, ToolArgs, WebExtractArgs
+
+
+@dataclass
+class ToolOutput:
+    """The text for the model, optional structured fields, and whether the call failed."""
+
+    text: str
+    data: dict[str, Any] | None = None
+    is_error: bool = False
+
+
+def error_text(exc: WebshelfError) -> str:
+    return f"error[{exc.code}]: {exc.message}"
+
+
+def parse_arguments(name: str, arguments: Mapping[str, Any] | str | None) -> ToolArgs:
+    """Validated arguments for tool ``name``; accepts a dict or a JSON object string (as
+    OpenAI-style APIs deliver them)."""
+    spec = TOOLS.get(name)
+    if spec is None:
+        raise InputError(f"unknown tool {name!r}; the tools are {', '.join(TOOLS)}")
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{name}: arguments are not valid JSON ({exc.msg} at position {exc.pos})") from None
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, Mapping):
+        raise InputError(f"{name}: arguments must be a JSON object, got {type(arguments).__name__}")
+    try:
+        return spec.args.model_validate(dict(arguments))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {_problem(err)}" for err in exc.errors())
+        raise InputError(f"{name}: {problems}") from None
+
+
+def _problem(err: Mapping[str, Any]) -> str:
+    if err["type"] == "extra_forbidden":
+        return "unknown argument"
+    if err["type"] == "missing":
+        return "required argument is missing"
+    return f"{err['msg']} (got {err.get('input')!r})"
+
+
+async def extract_for_agent(args: WebExtractArgs, config: Config, runtimes: Sequence[Any] = ()) -> list[ExtractResult]:
+    """The one place agent tools call the extract pipeline (MCP server and dispatcher alike);
+    each stored page is published to ``runtimes`` before the tool returns, as the CLI does."""
+    return await web_extract(args.urls, char_limit=args.char_limit, fresh=args.fresh,
+                             backend=args.backend, config=config, runtimes=runtimes)
+
+
+def _extract_output(results: list[ExtractResult]) -> ToolOutput:
+    blocks = []
+    for r in results:
+        if r.error:
+            body = f"error[{r.error.code}]: {r.error.message}\n"
+        else:
+            body = (r.content or "") + "".join(f"note: {n}\n" for n in r.notes)
+        blocks.append(f"==> {r.url} <==\n{body}" if len(results) > 1 else body)
+    fields = ("url", "final_url", "title", "path", "truncated", "total_chars", "total_lines", "backend", "error", "notes")
+    data = {"results": [r.model_dump(mode="json", include=set(fields)) for r in results]}
+    return ToolOutput("\n".join(blocks), data, is_error=all(r.error for r in results))
+
+
+async def run_tool(name: str, arguments: Mapping[str, Any] | str | None, *, config: Config | None = None,
+                   runtimes: Sequence[Any] = ()) -> ToolOutput:
+    """Run one tool call; failures come back as an error ToolOutput, not an exception."""
+    try:
+        args = parse_arguments(name, arguments)
+        config = config or load_config()
+        if isinstance(args, WebExtractArgs):
+            return _extract_output(await extract_for_agent(args, config, runtimes))
+        if isinstance(args, ReadFileArgs):
+            text = await asyncio.to_thread(read_file, args.path, args.offset, args.limit, config=config)
+            return ToolOutput(text)
+        if isinstance(args, SearchPageArgs):
+            text = await asyncio.to_thread(
+                search_page, args.path, args.pattern, args.max_results, regex=args.regex,
+                case_sensitive=args.case_sensitive, context=args.context, config=config)
+            return ToolOutput(text)
+        raise InputError(f"unknown tool {name!r}")  # pragma: no cover — TOOLS and this function agree
+    except WebshelfError as exc:
+        return ToolOutput(error_text(exc) + "\n", is_error=True)
+
+
+def call_tool(name: str, arguments: Mapping[str, Any] | str | None = None, *, config: Config | None = None,
+              runtimes: Sequence[Any] = ()) -> str:
+    """Run one tool call and return the text to hand back to the model (also inside a
+    running event loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_tool(name, arguments, config=config, runtimes=runtimes)).text
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, run_tool(name, arguments, config=config, runtimes=runtimes)).result().text

@@ -1,0 +1,209 @@
+"""Find the main content of an HTML page: prune boilerplate, then pick the content container.
+
+Works on a selectolax (Lexbor, C) DOM so that every bulk step — parsing, CSS matching, text
+extraction, removal — runs in C; Python only makes a few dozen decisions per page. No per-site
+rules: only HTML semantics (tags, ARIA roles, hidden markers), generic class/id words and text
+statistics. Used by ``core.html_markdown``; see its docstring for the measurements.
+"""
+
+from __future__ import annotations
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+# Never content: removed everywhere, before anything else looks at the tree.
+_JUNK_TAGS = ("script, style, template, svg, iframe, object, embed, canvas, link, meta, "
+              "button, input, select, textarea, dialog")
+# Hidden now; dropped unless that would drop most of the page (streamed SSR pages keep their
+# content in hidden placeholders that a script reveals).
+_HIDDEN = ("[hidden], [aria-hidden=true], [style*='display:none' i], [style*='display: none' i], "
+           "[style*='visibility:hidden' i], [style*='visibility: hidden' i]")
+
+# Page chrome by HTML semantics. header/footer only count as chrome outside the content element
+# (inside an <article> a <header> holds the title and byline).
+_CHROME = ("nav, aside, [role=navigation], [role=banner], [role=contentinfo], "
+           "[role=complementary], [role=search], [role=menu], [role=menubar], [role=dialog], "
+           "[role=alertdialog], [role=tooltip]")
+_SITE_HEADER_FOOTER = "header, footer"
+
+# Generic boilerplate words in class/id. A rough regex finds candidates; the word must then be
+# the first or last token of a class/id (so "canvas" is not "nav", "has-sidebar" is kept).
+_WORDS = ("nav", "navbar", "navigation", "menu", "submenu", "megamenu", "sidebar", "breadcrumb",
+          "breadcrumbs", "footer", "masthead", "cookie", "cookies", "consent", "gdpr", "share",
+          "sharing", "social", "newsletter", "subscribe", "subscription", "signup", "popup",
+          "modal", "overlay", "advert", "advertisement", "ad", "ads", "adsense", "sponsored",
+          "promo", "related", "recommended", "skip", "skiplink", "toolbar", "pagination",
+          "pager", "offcanvas", "drawer", "banner", "topbar", "header", "sr")
+# Reader comments: dropped only when the page has substantial content besides them (so a forum
+# thread, which is all "comments", keeps them).
+_COMMENT = frozenset({"comment", "comments", "commentlist", "respond", "disqus"})
+_BOILER = frozenset(_WORDS)
+# "has-sidebar", "with-nav", "no-ads", "js-menu-open": state flags on wrappers, not chrome.
+_FLAG_PREFIXES = frozenset({"has", "with", "no", "without", "is", "js", "l", "o", "u", "body"})
+
+_NAME_KEEPS = "main, article, [role=main], h1"  # a class name is weaker evidence than a tag
+_CONTAINERS = ("main, [role=main], article, [itemprop=articleBody], [itemprop=mainContentOfPage]")
+
+
+def _classify(value: str) -> str | None:
+    """"boiler" or "comment" when a class/id token starts or ends with such a word
+    ("site-footer", "share-buttons", "main-nav", "comment-list"), unless it is a state flag
+    ("has-sidebar"); else None."""
+    kind = None
+    for name in value.lower().replace("_", "-").replace(":", "-").split():
+        parts = name.strip("-").split("-")
+        first, last = parts[0], parts[-1]
+        if first in _FLAG_PREFIXES:
+            continue
+        if first in _BOILER or last in _BOILER:
+            return "boiler"
+        if first in _COMMENT or last in _COMMENT:
+            kind = "comment"
+    return kind
+
+
+def _text_len(node: LexborNode) -> int:
+    return len(node.text(deep=True, separator=" ", strip=True))
+
+
+def _contains(outer: LexborNode, inner: LexborNode) -> bool:
+    node = inner
+    while node is not None:
+        if node.mem_id == outer.mem_id:
+            return True
+        node = node.parent
+    return False
+
+
+def _has_ancestor(node: LexborNode, tags: tuple[str, ...]) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.tag in tags or parent.attributes.get("role") == "main":
+            return True
+        parent = parent.parent
+    return False
+
+
+def prune(tree: LexborHTMLParser, body: LexborNode) -> None:
+    """Remove scripts, hidden elements and page chrome from ``body`` in place."""
+    # remove() detaches without freeing, so nodes already listed stay safe to inspect.
+    for node in tree.css(_JUNK_TAGS):
+        if node.tag not in ("html", "body"):
+            node.remove()
+    # <noscript> is junk, except on pages that only render their text there (Discourse's
+    # crawler view): then it is the content.
+    noscripts = body.css("noscript")
+    total = _text_len(body) or 1
+    keep_noscript = sum(_text_len(n) for n in noscripts) > 0.5 * total
+    for node in noscripts:
+        node.unwrap() if keep_noscript else node.remove()
+    total = _text_len(body) or 1
+    hidden = [n for n in body.css(_HIDDEN) if n.tag not in ("html", "body")]
+    if sum(_text_len(n) for n in hidden) < 0.6 * total:
+        for node in hidden:
+            node.remove()
+    for node in body.css(_CHROME):
+        if _removable(node, total):
+            node.remove()
+    for node in body.css(_SITE_HEADER_FOOTER):
+        if not _has_ancestor(node, ("article", "main")) and _removable(node, total):
+            node.remove()
+    comments = []
+    for node in body.css("[class], [id]"):
+        attrs = node.attributes
+        name = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
+        kind = _classify(name)
+        if kind == "comment":
+            comments.append(node)
+        elif kind == "boiler" and _removable(node, total, _NAME_KEEPS):
+            node.remove()
+    _drop_comments(body, comments)
+
+
+def _drop_comments(body: LexborNode, comments: list[LexborNode]) -> None:
+    ids = {n.mem_id for n in comments}
+    outermost = [n for n in comments if not _inside(n, ids)]
+    comment_len = sum(_text_len(n) for n in outermost)
+    if not comment_len:
+        return
+    rest = _text_len(body) - comment_len
+    if rest >= COMMENT_MIN_REST and rest >= COMMENT_MIN_SHARE * (rest + comment_len):
+        for node in outermost:
+            if node.tag not in ("html", "body", "main") and node.css_first("main, h1") is None:
+                node.remove()
+
+
+COMMENT_MIN_REST, COMMENT_MIN_SHARE = 1000, 0.2
+
+
+def _inside(node: LexborNode, ids: set[int]) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.mem_id in ids:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _removable(node: LexborNode, total: int, keeps: str = "main, article, [role=main]") -> bool:
+    """Chrome by its tag or name, unless it wraps the page (broken markup, odd class names):
+    never remove what holds the semantic content container (``keeps``) or most of the text."""
+    if node.tag in ("html", "body", "main", "article") or node.parent is None:
+        return False
+    if node.css_first(keeps) is not None:
+        return False
+    if keeps is _NAME_KEEPS:
+        return _text_len(node) <= 0.5 * total
+    # A tag says "chrome" more firmly: override it only for a wrapper holding most of the text
+    # *and* the page heading (an unclosed <aside> swallowing the page).
+    return _text_len(node) <= 0.5 * total or node.css_first("h1") is None
+
+
+def _descend(node: LexborNode, share: float = 0.7) -> LexborNode:
+    """Walk down while a single child holds most of the text (the text-density fallback)."""
+    length, steps = _text_len(node), 0
+    while length and steps < 200:  # bounded: adversarial nesting must not cost O(depth²)
+        steps += 1
+        best, best_len = None, 0
+        for child in node.iter(include_text=False):
+            child_len = _text_len(child)
+            if child_len > best_len:
+                best, best_len = child, child_len
+        if best is None or best_len < share * length:
+            return node
+        node, length = best, best_len
+    return node
+
+
+def main_content(tree: LexborHTMLParser) -> LexborNode | None:
+    """Prune ``tree`` and return the element holding the page's main content."""
+    body = tree.body or tree.root
+    if body is None:
+        return None
+    prune(tree, body)
+    total = _text_len(body)
+    if not total:
+        return body
+    candidates = [n for n in body.css(_CONTAINERS)]
+    if candidates:
+        sized = [(_text_len(n), n) for n in candidates]
+        best_len, best = max(sized, key=lambda pair: pair[0])
+        if best.tag == "article" or best.attributes.get("itemprop") == "articleBody":
+            # Several articles side by side (a forum thread, a listing): take what holds them.
+            articles = [n for length, n in sized if n.tag == "article" and length > 0.1 * best_len]
+            if len(articles) > 1:
+                best = _common_ancestor(articles) or best
+                best_len = _text_len(best)
+        if best_len >= 0.25 * total:
+            return best
+    return _descend(body)
+
+
+def _common_ancestor(nodes: list[LexborNode]) -> LexborNode | None:
+    chain, node = [], nodes[0].parent
+    while node is not None:
+        chain.append(node)
+        node = node.parent
+    for candidate in chain:
+        if all(_contains(candidate, n) for n in nodes[1:]):
+            return candidate
+    return None

@@ -1,0 +1,166 @@
+"""HTML page → Markdown of its main content (the local backend's converter).
+
+Approach: parse once with Lexbor (selectolax), prune boilerplate and pick the main-content
+container (``core.html_main_content``: HTML semantics, generic class/id words, text density — no
+per-site rules), then convert only that subtree with html-to-markdown 3.x (Rust).
+
+Why (measured by ``bench/extract_quality.py``; numbers in docs/benchmarks.md): PLACEHOLDER
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import html_to_markdown as h2m
+from selectolax.lexbor import LexborHTMLParser
+
+from core.html_main_content import main_content
+
+
+@dataclass(frozen=True)
+class Converted:
+    markdown: str
+    title: str | None
+
+
+_OPTIONS = dict(
+    heading_style="atx",
+    code_block_style="backticks",
+    bullets="-",
+    strong_em_symbol="*",
+    extract_metadata=False,
+    autolinks=False,
+    inline_data_media="keep",
+    hidden_content="drop",
+    preprocessing=h2m.PreprocessingOptions(enabled=False),
+)
+_PLAIN_OPTIONS = h2m.ConversionOptions(**_OPTIONS)
+_BLANKS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
+_TAGS = re.compile(r"<[^>]*>")
+_SPACE = re.compile(r"\s+")
+
+
+def _options(url: str | None) -> h2m.ConversionOptions:
+    if url and url.startswith(("http://", "https://")):
+        return h2m.ConversionOptions(**_OPTIONS, base_url=url)
+    return _PLAIN_OPTIONS
+
+
+def _clean_text(text: str | None) -> str | None:
+    text = _SPACE.sub(" ", text or "").strip()
+    return text or None
+
+
+def _title(tree: LexborHTMLParser) -> str | None:
+    node = tree.css_first("title")
+    title = _clean_text(node.text() if node is not None else None)
+    if title:
+        return title
+    for selector in ("meta[property='og:title']", "meta[name='twitter:title']"):
+        node = tree.css_first(selector)
+        if node is not None and _clean_text(node.attributes.get("content")):
+            return _clean_text(node.attributes.get("content"))
+    node = tree.css_first("h1")
+    return _clean_text(node.text(deep=True) if node is not None else None)
+
+
+_PERMALINK_TEXT = frozenset({"", "¶", "#", "§", "🔗", "link", "permalink"})
+_LANG = re.compile(r"(?:^|\s)(?:language|lang|highlight-source|highlight)-([\w+#.-]+)")
+
+
+def _polish(node) -> None:
+    """Small fixes on the chosen subtree before conversion: drop heading permalinks ("¶"),
+    give code blocks the language their wrapper names (Sphinx, GitHub, Prism)."""
+    for a in node.css("h1 a[href^='#'], h2 a[href^='#'], h3 a[href^='#'], h4 a[href^='#'], "
+                      "h5 a[href^='#'], h6 a[href^='#'], dt a[href^='#'], a.headerlink"):
+        if a.text(deep=True, strip=True).lower() in _PERMALINK_TEXT and a.css_first("img") is None:
+            a.remove()
+    for pre in node.css("pre"):
+        code = pre.css_first("code")
+        if _LANG.search(pre.attributes.get("class") or "") or (
+                code is not None and _LANG.search(code.attributes.get("class") or "")):
+            continue
+        parent, depth = pre.parent, 0
+        while parent is not None and depth < 3:
+            match = _LANG.search(parent.attributes.get("class") or "")
+            if match:
+                if match.group(1) not in ("default", "none", "text"):
+                    pre.attrs["class"] = f"language-{match.group(1)}"
+                break
+            parent, depth = parent.parent, depth + 1
+
+
+def _convert(html: str, url: str | None) -> str:
+    result = h2m.convert(html, _options(url))
+    return result.content or ""
+
+
+def _dedupe(markdown: str) -> str:
+    """Drop exact repeats of long prose lines (responsive layouts render blocks twice)."""
+    seen: set[str] = set()
+    out, fenced = [], False
+    for line in markdown.split("\n"):
+        key = line.strip()
+        if key.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and len(key) >= _DEDUPE_MIN and not key.startswith("|"):
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(line)
+    return "\n".join(out)
+
+
+_DEDUPE_MIN = 40
+
+
+_TOO_SHORT = 200
+
+
+def _whole_page(html: str, url: str | None) -> str:
+    """The body with only scripts, styles and the like removed: the fallback."""
+    tree = LexborHTMLParser(html)
+    body = tree.body or tree.root
+    if body is None:
+        return ""
+    for node in body.css("script, style, noscript, template, svg, iframe, object, embed, canvas"):
+        node.remove()
+    return _convert(body.html or "", url)
+
+
+def _tidy(markdown: str) -> str:
+    markdown = _BLANKS.sub("\n\n", _dedupe(markdown)).strip()
+    return markdown + "\n" if markdown else ""
+
+
+def html_to_markdown(html: str, url: str | None = None) -> Converted:
+    """Convert ``html`` to Markdown of its main content. Never raises on junk input."""
+    if isinstance(html, bytes):
+        html = html.decode("utf-8", errors="replace")
+    if not isinstance(html, str) or not html.strip():
+        return Converted(markdown="", title=None)
+    html = html.replace("\x00", "")
+    title = None
+    try:
+        tree = LexborHTMLParser(html)
+        title = _title(tree)
+        h1 = tree.css_first("h1")
+        h1_text = _clean_text(h1.text(deep=True)) if h1 is not None else None
+        node = main_content(tree)
+        if node is not None:
+            _polish(node)
+        fragment = node.html if node is not None else ""
+        markdown = _convert(fragment or "", url)
+        if len(markdown) < _TOO_SHORT:  # pruning misfired (or the page is tiny): keep it all
+            whole = _whole_page(html, url)
+            if len(whole) > 3 * len(markdown):
+                markdown = whole
+        if h1_text and node is not None and node.css_first("h1") is None and h1_text not in markdown:
+            markdown = f"# {h1_text}\n\n{markdown}"
+    except Exception:  # a converter bug must not lose the page: fall back to simpler paths
+        try:
+            markdown = _convert(html, url)
+        except Exception:
+            markdown = _SPACE.sub(" ", _TAGS.sub(" ", html)).strip()
+    return Converted(markdown=_tidy(markdown), title=title)

@@ -1,0 +1,87 @@
+"""``webshelf mcp``: the three agent tools over the Model Context Protocol (stdio).
+
+A thin adapter on the official MCP Python SDK's low-level ``Server``: the tool list comes
+from ``core.tools`` (the same schemas ``webshelf tools`` prints) and every call goes through
+``core.dispatch.run_tool`` (the same code as ``call_tool``), so MCP clients and other
+frameworks see identical behaviour. The SDK is optional (extra ``webshelf[mcp]``) and is
+imported only here; without it the command says which package to install.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib import metadata
+from typing import Any
+
+from core.config import Config
+from core.dispatch import run_tool
+from core.errors import MissingPackageError
+from core.tools import TOOLS
+
+SERVER_NAME = "webshelf"
+INSTRUCTIONS = (
+    "webshelf reads web pages for you as clean Markdown. Call web_extract with URLs. Long pages come "
+    "back as a head and a tail window plus a footer naming the stored full text (an absolute path), "
+    "the omitted line ranges and the headings inside them; continue with read_file(path, offset, limit) "
+    "or jump with search_page(path, pattern). The stored path is also readable with your own file "
+    "tools in the sandbox where your code runs."
+)
+_HINTS = {  # (read_only, open_world): web_extract reaches the web; the others only read the shelf
+    "web_extract": (False, True),
+    "read_file": (True, False),
+    "search_page": (True, False),
+}
+
+
+def _sdk() -> tuple[Any, Any, Any]:
+    try:
+        import mcp_types
+        from mcp.server.lowlevel import Server
+        from mcp.server.stdio import stdio_server
+    except ImportError:
+        raise MissingPackageError(
+            "webshelf mcp needs the MCP Python SDK (package 'mcp'), which is not installed; "
+            "install it with: pip install 'webshelf[mcp]'  (or: pip install mcp)",
+            package="mcp",
+        ) from None
+    return mcp_types, Server, stdio_server
+
+
+def _version() -> str:
+    try:
+        return metadata.version("webshelf")
+    except metadata.PackageNotFoundError:  # pragma: no cover — running from a plain checkout
+        return "0"
+
+
+def build_server(config: Config, runtimes: Sequence[Any] = ()) -> Any:
+    """An MCP ``Server`` exposing web_extract, read_file and search_page under ``config``;
+    pages web_extract stores are published to ``runtimes`` before each call returns."""
+    types, Server, _ = _sdk()
+    tools = [
+        types.Tool(
+            name=spec.name, description=spec.description, input_schema=spec.input_schema(),
+            annotations=types.ToolAnnotations(read_only_hint=_HINTS[spec.name][0],
+                                              open_world_hint=_HINTS[spec.name][1]),
+        )
+        for spec in TOOLS.values()
+    ]
+
+    async def list_tools(_ctx: Any, _params: Any) -> Any:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(_ctx: Any, params: Any) -> Any:
+        out = await run_tool(params.name, params.arguments, config=config, runtimes=runtimes)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=out.text)],
+                                    structured_content=out.data, is_error=out.is_error)
+
+    return Server(SERVER_NAME, version=_version(), instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def serve_stdio(config: Config, runtimes: Sequence[Any] = ()) -> None:
+    """Serve one MCP client on stdin/stdout until it disconnects."""
+    _, _, stdio_server = _sdk()
+    server = build_server(config, runtimes)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -1,0 +1,156 @@
+"""Real processes against one cache: concurrent extracts, a writer killed mid-write, a full disk."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cache.layout import TEMP_PREFIX
+from cache.shelf import Shelf
+from core.config import Config
+from core.extract import web_extract_sync
+from core.read import read_file
+from tests.components import is_root, need
+from tests.loopback import Response
+
+MD = {"Content-Type": "text/markdown; charset=utf-8"}
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _extract_worker(home: str, urls: list[str], rounds: int, seed: int, out) -> None:
+    """One process: ``rounds`` single-URL extracts, every third one fresh; report paths seen."""
+    import random
+
+    config = Config.model_validate({"web": {"allow_private": True}}).with_home(home)
+    rng = random.Random(seed)
+    seen = []
+    for i in range(rounds):
+        url = rng.choice(urls)
+        result = web_extract_sync([url], config=config, fresh=i % 3 == 0)[0]
+        seen.append((result.ok, result.path, result.error.message if result.error else None,
+                     result.path is not None and os.path.isfile(result.path)))
+    out.put(seen)
+
+
+def test_four_processes_extracting_overlapping_urls_leave_a_consistent_cache(server, home):
+    counter = {"n": 0}
+
+    def changing(_handler):  # content changes now and then, so URLs get several versions
+        counter["n"] += 1
+        version = counter["n"] // 7
+        return Response(("".join(f"# v{version}\n" + f"line {j} " + "q" * 60 + "\n" for j in range(400))).encode(),
+                        headers=MD)
+
+    urls = [server.route(f"/concurrent/{i}", changing) for i in range(20)]
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_extract_worker, args=(str(home), urls, 50, seed, out)) for seed in range(4)]
+    for p in procs:
+        p.start()
+    reports = [out.get(timeout=240) for _ in procs]
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    results = [r for rep in reports for r in rep]
+    assert len(results) == 200
+    assert all(ok and existed for ok, _path, _err, existed in results), [r for r in results if not (r[0] and r[3])]
+    web = home / "cache" / "web"
+    assert not [n for n in os.listdir(web) if n.startswith(TEMP_PREFIX)]
+    with Shelf(home) as shelf:
+        records = shelf.index.all()
+        assert {r.name for r in records} == set(os.listdir(web))
+        for rec in records:  # no torn file: every byte is what the index says
+            data = (web / rec.name).read_bytes()
+            assert len(data) == rec.bytes and hashlib.sha256(data).hexdigest() == rec.sha256
+        assert shelf.verify().ok
+    assert all(Path(path).exists() for _ok, path, _e, _x in results)
+
+
+_KILLED_WRITER = """
+import sys
+from cache.shelf import Shelf
+shelf = Shelf(sys.argv[1])
+print("ready", flush=True)
+shelf.put(url="http://example.com/huge", final_url=None, title=None, text="x" * 400_000_000,
+          backend="test", content_type="text/plain")
+print("finished", flush=True)
+"""
+
+
+def test_a_writer_killed_mid_write_leaves_no_partial_page_and_its_temp_file_is_swept(home):
+    web = home / "cache" / "web"
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(home)], cwd=REPO, stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    deadline = time.monotonic() + 60
+    temp = None
+    while time.monotonic() < deadline and temp is None:  # wait until bytes are being written
+        temps = [p for p in web.iterdir() if p.name.startswith(TEMP_PREFIX)]
+        if temps and temps[0].stat().st_size > 0:
+            temp = temps[0]
+        time.sleep(0.001)
+    assert temp is not None, "the writer never started writing"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    assert proc.returncode == -signal.SIGKILL
+    assert [p.name for p in web.iterdir()] == [temp.name]  # nothing under a final name
+    with Shelf(home) as shelf:
+        assert shelf.index.totals().pages == 0
+        report = shelf.verify()
+        assert report.temps == [temp]
+        assert shelf.prune(shelf_policy()).temp_removed == [temp]
+    assert list(web.iterdir()) == []
+
+
+def shelf_policy():
+    from cache.evict import EvictionPolicy
+
+    return EvictionPolicy(ttl=0, max_total_bytes=1 << 30)
+
+
+@pytest.fixture
+def tiny_home(tmp_path):
+    need(is_root(), "root (to mount a tmpfs)", "run the tests as root, as .ci/run does")
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mnt)], check=True)
+    try:
+        yield mnt / "home"
+    finally:
+        from cache.shelf import _shared
+
+        _shared.pop(mnt / "home", None)  # drop the process's open shelf before unmounting
+        import gc
+
+        gc.collect()
+        subprocess.run(["umount", "-l", str(mnt)], check=True)
+
+
+def test_a_full_disk_still_returns_the_window_without_a_dangling_path_and_damages_nothing(server, tiny_home):
+    config = Config.model_validate({"web": {"allow_private": True}}).with_home(tiny_home)
+    small = server.route("/diskfull/small", Response(b"# kept\n\nsmall page\n", headers=MD))
+    kept = web_extract_sync([small], config=config)[0]
+    assert kept.ok and kept.path
+    before = Path(kept.path).read_bytes()
+    huge = "".join(f"## Part {i}\n" + "".join(f"row {i}.{j} " + "d" * 70 + "\n" for j in range(20)) for i in range(600))
+    url = server.route("/diskfull/huge", Response(huge.encode(), headers=MD))  # ≈ 1 MB > the 512 KB disk
+    result = web_extract_sync([url], config=config)[0]
+    assert result.ok and result.path is None and result.truncated
+    assert len(result.content) <= config.web.extract_char_limit
+    assert any("could not be stored" in n for n in result.notes)
+    footer = result.content[result.content.index("\n---\n[webshelf]"):]
+    assert "Full text: not stored" in footer and "read_file" not in footer and str(tiny_home) not in footer
+    web = tiny_home / "cache" / "web"
+    assert sorted(os.listdir(web)) == [Path(kept.path).name]  # no temp file, no partial page
+    assert Path(kept.path).read_bytes() == before
+    assert read_file(kept.path, config=config) == "1|# kept\n2|\n3|small page\n"
+    again = web_extract_sync([small], config=config)[0]
+    assert again.cached and again.path == kept.path
