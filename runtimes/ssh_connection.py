@@ -200,7 +200,10 @@ class SshConnection:
         except (self._paramiko.SSHException, OSError, EOFError) as exc:
             raise self.failed(f"{argv[0]!r} failed: the connection broke ({exc or type(exc).__name__})") from None
         finally:
-            chan.close()
+            try:
+                chan.close()
+            except (self._paramiko.SSHException, OSError, EOFError):
+                pass  # closing on a dead link: the channel is gone either way
 
     def _drain(self, chan, deadline: float, what: str, timeout: float) -> tuple[bytes, bytes]:
         out, err = bytearray(), bytearray()
