@@ -151,3 +151,12 @@ def test_sync_propagates_deletes_and_ignores_temp_files(config: Config, sshd):
         report = rt.sync()
         assert (report.sent, report.deleted) == ([], ["doomed.md"])
         assert set(remote_ls(sshd, web)) == {keep.name}
+
+
+def test_jump_host_tunnels_the_connection(config: Config, sshd):
+    """The same sshd serves as bastion: the target connection runs through its direct-tcpip channel."""
+    name = ssh_config(config, sshd, readonly="bind", jump={"host": "127.0.0.1", "port": sshd.port})
+    with open_runtime(name, config) as rt:
+        assert rt.conn._jump is not None and rt.exec(["echo", "via jump"], timeout=30).stdout == b"via jump\n"
+        peer = rt.exec(["sh", "-c", 'echo "$SSH_CLIENT"'], timeout=30).text().split()
+        assert peer[0] == "127.0.0.1" and int(peer[2]) == sshd.port
