@@ -6,6 +6,7 @@
     webshelf config show|check|path
     webshelf sandbox run --runtime NAME -- CMD…
     webshelf runtime check NAME
+    webshelf sync [--runtime NAME…] [--once]
     webshelf tools [--format openai|anthropic|json-schema]
     webshelf mcp
     webshelf cache stats|list|prune|clear|verify   (core/cache_cli.py)
@@ -245,6 +246,24 @@ def runtime_check(ctx: click.Context, name: str) -> None:
         _fail(exc, 1)
     click.echo("\n".join(report.lines()))
     click.echo("result: ok")
+
+
+@main.command("sync")
+@click.option("--runtime", "names", multiple=True, metavar="NAME",
+              help="An ssh runtime to keep in step (repeatable; default: every runtimes.ssh host).")
+@click.option("--once", is_flag=True, help="Run one full diff per host and exit.")
+@click.pass_context
+def sync_command(ctx: click.Context, names: tuple[str, ...], once: bool) -> None:
+    """Mirror the cache to SSH hosts: a full diff, then live changes until Ctrl-C / SIGTERM."""
+    from core.live import run_sync
+
+    config = _config(ctx)
+    try:
+        run_sync(config, names, once=once, echo=lambda line: click.echo(line))
+    except ConfigError as exc:
+        _fail(exc, 2)
+    except WebshelfError as exc:
+        _fail(exc, 1)
 
 
 @main.command()

@@ -220,6 +220,66 @@ class ModalRuntimeConfig(Strict):
         return value
 
 
+class SshJumpConfig(Strict):
+    """``runtimes.ssh.hosts.<name>.jump``: a bastion the connection is tunnelled through."""
+
+    host: str = Field(..., min_length=1, description="Jump host name or address.")
+    port: int = Field(22, ge=1, le=65_535)
+    user: str | None = Field(None, description="Login on the jump host (default: the target's user).")
+    key_file: str | None = Field(None, description="Private key for the jump host (default: the target's key).")
+
+
+class SshHostConfig(Strict):
+    """``runtimes.ssh.hosts.<name>``: one remote machine that mirrors cache/web read-only."""
+
+    host: str = Field(..., min_length=1, description="Host name or address to connect to.")
+    port: int = Field(22, ge=1, le=65_535)
+    user: str = Field("root", min_length=1, description="The sync user (root for readonly: bind).")
+    key_file: str | None = Field(None, description="Private key file; unset = ssh-agent and ~/.ssh default keys.")
+    use_agent: bool = Field(True, description="Also try keys from a running ssh-agent.")
+    known_hosts: str = Field("~/.ssh/known_hosts", min_length=1, description="Known-hosts file checked for the host key.")
+    insecure_accept_unknown_host_key: bool = Field(
+        False, description="Accept a host key not in known_hosts (throwaway hosts only; warns).")
+    connect_timeout_s: float = Field(10.0, gt=0, le=600, description="TCP connect + handshake + auth timeout.")
+    keepalive_s: int = Field(15, ge=0, le=3_600, description="Keepalive interval in seconds (0 = off).")
+    jump: SshJumpConfig | None = Field(None, description="Optional jump host.")
+    readonly: Literal["bind", "perms"] = Field(
+        "perms", description="bind: root sync user, staging dir bind-mounted read-only; perms: 0444/0555 files.")
+    staging_dir: str | None = Field(None, description="readonly: bind staging directory (default: beside cache/web).")
+    agent_user: str | None = Field(None, description="The user commands (exec, verify) run as; default: user.")
+    agent_key_file: str | None = Field(None, description="Key for agent_user (default: key_file).")
+    transfer: Literal["auto", "tar", "sftp"] = Field("auto", description="tar stream over exec, or SFTP; auto = tar if present.")
+
+    @field_validator("staging_dir")
+    @classmethod
+    def _absolute_staging(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("/"):
+            raise ValueError(f"staging_dir {value!r} must be an absolute path")
+        return value
+
+
+class SshRuntimeConfig(Strict):
+    """``runtimes.ssh``: remote hosts reached over SSH (paramiko); runtime names ``ssh:<host name>``."""
+
+    hosts: dict[str, SshHostConfig] = Field(default_factory=dict, description="Remote hosts by name.")
+    publish_timeout_s: float = Field(10.0, gt=0, le=600, description="How long publish waits for every host.")
+    batch_files: int = Field(1_000, ge=1, le=100_000, description="Files per transfer batch.")
+    batch_bytes: int = Field(64_000_000, ge=1_000, le=10_000_000_000, description="Bytes per transfer batch.")
+    reconnect_attempts: int = Field(5, ge=1, le=100, description="Connection attempts before an error.")
+    reconnect_backoff_s: float = Field(0.5, ge=0, le=60, description="First backoff; doubles per attempt (max 30 s).")
+    debounce_s: float = Field(0.05, ge=0, le=60, description="webshelf sync: quiet time before a batch is sent.")
+    max_wait_s: float = Field(0.5, gt=0, le=600, description="webshelf sync: longest a change waits for its batch.")
+    rescan_interval_s: float = Field(60.0, gt=0, le=86_400, description="webshelf sync: full diff this often.")
+
+    @field_validator("hosts")
+    @classmethod
+    def _host_names(cls, value: dict[str, SshHostConfig]) -> dict[str, SshHostConfig]:
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+                raise ValueError(f"host name {name!r} may only use letters, digits, '.', '_' and '-'")
+        return value
+
+
 class RuntimesConfig(Strict):
     """``runtimes``: one block per sandbox kind, plus how long publishing may take."""
 
@@ -228,6 +288,7 @@ class RuntimesConfig(Strict):
     local: LocalRuntimeConfig = Field(default_factory=LocalRuntimeConfig)
     docker: DockerRuntimeConfig = Field(default_factory=DockerRuntimeConfig)
     modal: ModalRuntimeConfig = Field(default_factory=ModalRuntimeConfig)
+    ssh: SshRuntimeConfig = Field(default_factory=SshRuntimeConfig)
 
 
 class CacheConfig(Strict):

@@ -28,7 +28,7 @@ from runtimes.base import Runtime
 from runtimes.errors import (
     MountCheckError, SandboxConfigError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError,
 )
-from runtimes.registry import names, runtime_class
+from runtimes.registry import kind_of, names, runtime_class
 
 _CONVERT = [(MountCheckError, MountError), (SandboxTimeoutError, RuntimeTimeoutError),
             (SandboxExecError, RuntimeExecError), (SandboxUnavailableError, RuntimeUnavailableError)]
@@ -53,7 +53,8 @@ def converted() -> Iterator[None]:
 def open_runtime(name: str, config: Config | None = None) -> Runtime:
     """The runtime configured under ``runtimes.<name>``, not yet started (use ``with``)."""
     config = config or load_config()
-    settings = getattr(config.runtimes, name, None) if name in names() else None
+    kind = kind_of(name)  # "ssh:web1" → the runtimes.ssh section, host web1
+    settings = getattr(config.runtimes, kind, None) if kind in names() else None
     if not isinstance(settings, BaseModel):
         raise ConfigError(f"unknown runtime {name!r}; known runtimes: {', '.join(names())}", key=f"runtimes.{name}")
     with converted():

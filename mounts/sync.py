@@ -1,6 +1,7 @@
 """The transfer seam for sandboxes that cannot bind-mount the host (ssh, modal).
 
-Only an interface here: this issue ships the bind-mount runtimes (local, docker), whose
+Only an interface here; ``mounts.sync_engine`` drives it and ``runtimes.ssh_transport`` implements
+it for SSH. The bind-mount runtimes (local, docker) need none: their
 publish is a check, not a copy. The SSH and Modal adapters implement ``SyncTransport``;
 the sync engine in ``mounts`` (diff, batch transfer, delete propagation, watcher) drives it
 and is the only caller. Keeping the seam this small means a new remote kind needs four
@@ -53,3 +54,8 @@ class SyncTransport(ABC):
     @abstractmethod
     def remove_files(self, paths: Sequence[Path]) -> None:
         """Delete these remote files (missing ones are fine); return when they are gone."""
+
+    def epoch(self) -> int:
+        """A counter that changes on every (re)connect; the engine runs a full diff when it does,
+        because changes made while the link was down were never sent. Constant by default."""
+        return 0

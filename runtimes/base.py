@@ -42,6 +42,8 @@ class VerifyReport:
     mount: str
     checks: list[tuple[str, bool, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: how the mount is made read-only, when the runtime has a choice (ssh: bind or perms)
+    mode: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -53,6 +55,7 @@ class VerifyReport:
 
     def lines(self) -> list[str]:
         out = [f"runtime: {self.runtime}", f"mount: {self.mount} (read-only, same path)"]
+        out += [f"mode: {self.mode}"] if self.mode else []
         out += [f"{'ok  ' if passed else 'FAIL'} {name}: {detail}" for name, passed, detail in self.checks]
         out += [f"warning: {w}" for w in self.warnings]
         return out
@@ -111,6 +114,10 @@ class Runtime(ABC):
             failed = "; ".join(f"{n}: {d}" for n, passed, d in report.checks if not passed)
             raise MountCheckError(self.name, f"verify failed for {self.mount.path}: {failed}")
         return report
+
+    def mode_note(self) -> str | None:
+        """How read-only is achieved, when the runtime has a choice (shown by ``verify``)."""
+        return None
 
     def mount_hint(self) -> str:
         """How to give this kind of sandbox the mount (shown when verify finds it missing)."""

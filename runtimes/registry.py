@@ -15,6 +15,7 @@ _RUNTIMES: dict[str, str] = {
     "local": "runtimes.local:LocalRuntime",
     "docker": "runtimes.docker:DockerRuntime",
     "modal": "runtimes.modal_runtime:ModalRuntime",
+    "ssh": "runtimes.ssh:SshRuntime",
 }
 
 
@@ -27,8 +28,13 @@ def names() -> list[str]:
     return sorted(_RUNTIMES)
 
 
+def kind_of(name: str) -> str:
+    """``ssh:web1`` → ``ssh``: a runtime name may pick one instance of a kind after a colon."""
+    return name.partition(":")[0]
+
+
 def runtime_class(name: str) -> type[Runtime]:
-    target = _RUNTIMES.get(name)
+    target = _RUNTIMES.get(kind_of(name))
     if target is None:
         raise SandboxUnavailableError(name, f"unknown runtime; known runtimes: {', '.join(names())}")
     module, _, attr = target.partition(":")

@@ -64,7 +64,7 @@ def _clean_host(directory: Path, sentinel: Path) -> None:
 def verify_mount(runtime: Runtime, *, timeout: float) -> VerifyReport:
     """Run the checks inside ``runtime`` and report each; raises only if the sandbox is unusable."""
     directory = runtime.mount.path
-    report = VerifyReport(runtime=runtime.name, mount=str(directory))
+    report = VerifyReport(runtime=runtime.name, mount=str(directory), mode=runtime.mode_note())
     if not directory.is_dir():
         report.add("host directory", False, f"{directory} does not exist on the host")
         return report

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -59,3 +60,57 @@ def fake_modal():
     service = FakeModal()
     yield service
     service.close()
+
+
+# SSH (issue 6): a real sshd in its own mount namespace, see tests/sshd.py -----------------------
+def _start_sshd(tmp_path_factory):
+    from tests.sshd import Sshd, sshd_missing
+
+    why = sshd_missing()
+    need(why is None, "a real sshd", why or "")
+    # the remote gets its own empty /tmp, which holds every test's tmp_path (so each webshelf
+    # home); a --basetemp elsewhere gets its own tmpfs too
+    base = tmp_path_factory.getbasetemp()
+    roots = [Path("/tmp")] + ([] if Path("/tmp") in base.parents else [base])
+    return Sshd(*roots).start()
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory):
+    """A remote machine for root-only use (readonly: bind, faults)."""
+    server = _start_sshd(tmp_path_factory)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def sshd_perms(tmp_path_factory):
+    """Another remote machine, for readonly: perms: its /tmp was never written by root."""
+    server = _start_sshd(tmp_path_factory)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def agent_user() -> str:
+    from tests.sshd import AGENT_USER, ensure_agent_user, sshd_missing
+
+    need(sshd_missing() is None, "a real sshd and root (to create the agent user)", sshd_missing() or "")
+    ensure_agent_user()
+    return AGENT_USER
+
+
+def ssh_config(config, server, **host):
+    """Point ``config`` at ``server`` as runtimes.ssh.hosts.loop; returns the runtime name."""
+    from core.config import SshHostConfig
+
+    config.runtimes.ssh.hosts = {"loop": SshHostConfig(**server.host_config(**host))}
+    return "ssh:loop"
+
+
+@pytest.fixture
+def fresh_sshd(tmp_path_factory):
+    """A remote of its own for one test (faults kill and restart it)."""
+    server = _start_sshd(tmp_path_factory)
+    yield server
+    server.stop()

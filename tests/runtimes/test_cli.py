@@ -29,7 +29,7 @@ def test_sandbox_run_passes_output_and_exit_code(bwrap_ready, home):
 def test_sandbox_run_unknown_runtime(home):
     result = CliRunner().invoke(main, ["sandbox", "run", "--runtime", "nope", "--", "true"])
     assert result.exit_code == 2
-    assert result.stderr == "error[config_invalid]: unknown runtime 'nope'; known runtimes: docker, local, modal\n"
+    assert result.stderr == "error[config_invalid]: unknown runtime 'nope'; known runtimes: docker, local, modal, ssh\n"
 
 
 def test_sandbox_run_missing_bwrap(home):

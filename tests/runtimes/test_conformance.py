@@ -6,6 +6,7 @@ import pytest
 
 from core.sandbox import open_runtime
 from tests.runtimes.conformance import RuntimeConformance
+from tests.runtimes.conftest import ssh_config
 
 
 class TestLocalBubblewrap(RuntimeConformance):
@@ -32,3 +33,19 @@ class TestModalFake(RuntimeConformance):
         from tests.runtimes.fake_modal import fake_runtime
 
         return lambda config: fake_runtime(fake_modal, config.runtimes.modal, cache_mount(config.home))
+
+
+class TestSshBind(RuntimeConformance):
+    """readonly: bind — root syncs into a staging dir bind-mounted read-only at the path."""
+
+    @pytest.fixture
+    def runtime_factory(self, sshd):
+        return lambda config: open_runtime(ssh_config(config, sshd, readonly="bind"), config)
+
+
+class TestSshPerms(RuntimeConformance):
+    """readonly: perms — root syncs 0444/0555 files; commands run as a second user."""
+
+    @pytest.fixture
+    def runtime_factory(self, sshd_perms, agent_user):
+        return lambda config: open_runtime(ssh_config(config, sshd_perms, readonly="perms", agent_user=agent_user), config)

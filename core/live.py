@@ -1,0 +1,70 @@
+"""``webshelf sync``: keep SSH mirrors in step with this host's cache, in the foreground.
+
+Each named runtime is started (connect, prepare the read-only directory, full diff), then a
+``mounts.watch.LiveSync`` mirrors every later change until SIGINT or SIGTERM, after which the
+pending batch is sent and the connections are closed. ``once=True`` stops after the full diff.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from core.config import Config
+from core.errors import ConfigError
+from core.sandbox import converted, open_runtime
+from mounts.watch import LiveSync
+
+
+def sync_names(config: Config, names: Sequence[str]) -> list[str]:
+    """The runtimes to sync: those named, or every configured SSH host."""
+    if names:
+        return list(names)
+    hosts = sorted(config.runtimes.ssh.hosts)
+    if not hosts:
+        raise ConfigError("nothing to sync: no hosts under runtimes.ssh.hosts (or name one with --runtime)",
+                          key="runtimes.ssh.hosts")
+    return [f"ssh:{h}" for h in hosts]
+
+
+def run_sync(config: Config, names: Sequence[str], *, once: bool, echo: Callable[[str], None],
+             stop: threading.Event | None = None) -> None:
+    """Sync until ``stop`` is set (or SIGINT/SIGTERM when running in the main thread)."""
+    stop = stop or threading.Event()
+    runtimes = []
+    for name in sync_names(config, names):
+        runtime = open_runtime(name, config)
+        if not hasattr(runtime, "sync"):
+            raise ConfigError(f"runtime {name!r} bind-mounts the cache and needs no sync; name an ssh runtime",
+                              key=f"runtimes.{name}")
+        runtimes.append(runtime)
+    with contextlib.ExitStack() as stack:
+        for runtime in runtimes:
+            with converted():
+                runtime.start()
+            stack.callback(runtime.stop)
+            echo(f"{runtime.name}: full sync: {runtime.last_sync}")
+        if once:
+            return
+        s = config.runtimes.ssh
+        restore = _on_signals(stop)
+        stack.callback(restore)
+        live = LiveSync(runtimes[0].mount.path, runtimes, debounce_s=s.debounce_s, max_wait_s=s.max_wait_s,
+                        rescan_interval_s=s.rescan_interval_s, report=lambda t, m: echo(f"{t}: {m}"))
+        for worker in live.workers:  # start() just did the first full diff
+            worker.next_rescan = time.monotonic() + s.rescan_interval_s
+        with live:
+            echo(f"watching {runtimes[0].mount.path} (Ctrl-C to stop)")
+            stop.wait()
+        echo("stopped")
+
+
+def _on_signals(stop: threading.Event) -> Callable[[], None]:
+    """Set ``stop`` on SIGINT/SIGTERM (main thread only); returns a function restoring the old handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    old = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    return lambda: [signal.signal(sig, handler) for sig, handler in old.items()] and None

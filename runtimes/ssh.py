@@ -1,0 +1,205 @@
+"""The ``ssh`` runtime: a remote host that mirrors ``cache/web`` read-only at the same path.
+
+There is no bind mount across machines, so pages are copied (``mounts.sync_engine`` over
+``runtimes.ssh_transport``), and ``publish`` returns only once the copy is in place — a read
+right after ``web_extract`` never misses. Read-only for the agent by one of two modes:
+
+* ``readonly: bind`` — the sync user is root; files land in a staging directory that is
+  bind-mounted read-only at the path (``mount --bind``, then ``remount,bind,ro``). Even root
+  cannot write through the path.
+* ``readonly: perms`` — files 0444 and the directory 0555, owned by the sync user; the agent
+  runs as another user (``agent_user``), which ``verify()`` uses to prove writes fail.
+
+Runtime names: ``ssh:<name>`` for ``runtimes.ssh.hosts.<name>`` (plain ``ssh`` when exactly one
+host is configured). ``start()`` connects, prepares the directory and runs a full diff;
+``stop()`` only disconnects — the mirror stays for the next run. paramiko is imported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from mounts.sync_engine import SyncEngine, SyncReport
+from runtimes.base import ExecResult, Runtime, VerifyReport
+from runtimes.errors import MountCheckError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
+from runtimes.ssh_connection import SshConnection
+from runtimes.ssh_transport import SshTransport
+
+MODES = {"bind": (0o644, 0o755), "perms": (0o444, 0o555)}  # file mode, directory mode
+
+
+def pick_host(runtime: str, settings) -> tuple[str, object]:
+    """The host block a runtime name selects: ``ssh:<name>``, or ``ssh`` with exactly one host."""
+    _, _, wanted = runtime.partition(":")
+    hosts = settings.hosts
+    if not hosts:
+        raise SandboxUnavailableError(runtime, "no hosts configured; add one under runtimes.ssh.hosts.<name> "
+                                      "(host, port, user, key_file, …)")
+    if not wanted:
+        if len(hosts) != 1:
+            raise SandboxUnavailableError(runtime, f"several hosts are configured; name one: "
+                                          f"{', '.join('ssh:' + n for n in sorted(hosts))}")
+        wanted = next(iter(hosts))
+    if wanted not in hosts:
+        raise SandboxUnavailableError(runtime, f"no host {wanted!r} under runtimes.ssh.hosts; "
+                                      f"configured: {', '.join(sorted(hosts)) or 'none'}")
+    return wanted, hosts[wanted]
+
+
+class SshRuntime(Runtime):
+    kind = "ssh"
+    #: webshelf never creates the remote machine, only attaches to it (so ``extract --runtime`` may use it)
+    attached = True
+
+    def __init__(self, settings, mount, *, name: str | None = None) -> None:
+        super().__init__(settings, mount, name=name)
+        self.host_name, self.host = pick_host(self.name, settings)
+        self.mode = self.host.readonly
+        self.conn: SshConnection | None = None
+        self.agent_conn: SshConnection | None = None
+        self.engine: SyncEngine | None = None
+        self.last_sync: SyncReport | None = None
+        self._synced_epoch = -1
+
+    @property
+    def staging(self) -> Path:
+        return Path(self.host.staging_dir) if self.host.staging_dir else \
+            self.mount.path.parent / f".{self.mount.path.name}-ssh-staging"
+
+    @property
+    def agent_user(self) -> str:
+        return self.host.agent_user or self.host.user
+
+    # lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        if self.conn is not None:
+            return
+        s, h = self.settings, self.host
+        conn = SshConnection(self.name, h, attempts=s.reconnect_attempts, backoff_s=s.reconnect_backoff_s)
+        try:
+            conn.ensure()
+            self.conn = conn
+            self._setup()
+            if self.agent_user != h.user:
+                self.agent_conn = SshConnection(self.name, h, user=self.agent_user, key_file=h.agent_key_file or h.key_file,
+                                                attempts=s.reconnect_attempts, backoff_s=s.reconnect_backoff_s)
+                self.agent_conn.ensure()
+            self.sync()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _setup(self) -> None:
+        h, s = self.host, self.settings
+        code, out, _ = self.conn.exec(["sh", "-c", "id -u; command -v tar >/dev/null && echo tar || echo none"], timeout=30)
+        uid, tar = (out.decode().split() + ["", ""])[:2]
+        if code or not uid.isdigit():
+            raise SandboxUnavailableError(self.name, f"{self.conn.where}: the remote shell does not answer `id -u` "
+                                          f"(exit {code}); the host needs a POSIX sh")
+        if self.mode == "bind" and uid != "0":
+            raise SandboxUnavailableError(
+                self.name, f"{self.conn.where}: readonly: bind mounts a directory, so the sync user must be root "
+                f"(it is uid {uid}); set user: root, or use readonly: perms with agent_user")
+        method = "sftp" if h.transfer == "sftp" or (h.transfer == "auto" and tar != "tar") else "tar"
+        if h.transfer == "tar" and tar != "tar":
+            raise SandboxUnavailableError(self.name, f"{self.conn.where}: transfer: tar but the remote has no tar; "
+                                          "install it there or set transfer: auto")
+        file_mode, dir_mode = MODES[self.mode]
+        transport = SshTransport(self.conn, target=self.staging if self.mode == "bind" else self.mount.path,
+                                 bind_at=self.mount.path if self.mode == "bind" else None,
+                                 file_mode=file_mode, dir_mode=dir_mode, method=method, batch_files=s.batch_files,
+                                 batch_bytes=s.batch_bytes, timeout=s.publish_timeout_s)
+        self.engine = SyncEngine(transport, self.mount.path)
+
+    def stop(self) -> None:
+        for conn in (self.agent_conn, self.conn):
+            if conn is not None:
+                conn.close()
+        self.conn = self.agent_conn = self.engine = None
+        self._synced_epoch = -1
+
+    def is_alive(self) -> bool:
+        return self.conn is not None and self.conn.alive()
+
+    # sync ------------------------------------------------------------------------------
+    def _engine(self) -> SyncEngine:
+        if self.engine is None:
+            raise SandboxExecError(self.name, "not connected; call start() or use it as a context manager")
+        return self.engine
+
+    def _retrying(self, action: Callable[[], object]):
+        """Run ``action``; when the link broke under it, reconnect once and run it again."""
+        try:
+            return action()
+        except SandboxTimeoutError:
+            raise
+        except SandboxExecError:
+            if self.conn is None or self.conn.alive():
+                raise
+            return action()
+
+    def sync(self) -> SyncReport:
+        """Full diff host ↔ remote (send missing, delete evicted); also re-arms the read-only mount."""
+        engine = self._engine()
+        epoch = self.conn.epoch
+        self.last_sync = self._retrying(engine.reconcile)
+        self._synced_epoch = epoch
+        return self.last_sync
+
+    def needs_sync(self) -> bool:
+        """True when the connection was re-established since the last full diff."""
+        return self.conn is not None and self.conn.epoch != self._synced_epoch
+
+    def publish(self, paths: Sequence[str]) -> None:
+        self._check_inside(paths)
+        engine = self._engine()
+        missing = [p for p in paths if not Path(p).is_file()]
+        if missing:
+            raise MountCheckError(self.name, f"{missing[0]} does not exist on the host, so it cannot be copied")
+        try:
+            self._retrying(lambda: engine.push(paths))
+        except SandboxTimeoutError:
+            raise SandboxTimeoutError(
+                self.name, f"{self.conn.where}: copying {len(paths)} page(s) did not finish within "
+                f"{self.settings.publish_timeout_s:g} s (runtimes.ssh.publish_timeout_s); host {self.host_name!r} "
+                "may lag until the copy or the next sync completes") from None
+
+    def retract(self, paths: Sequence[str]) -> None:
+        self._check_inside(paths)
+        engine = self._engine()
+        self._retrying(lambda: engine.remove(paths))
+
+    # commands --------------------------------------------------------------------------
+    def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
+        if self.conn is None:
+            raise SandboxExecError(self.name, "not connected; call start() or use it as a context manager")
+        if not argv:
+            raise SandboxExecError(self.name, "exec needs a command (argv is empty)")
+        conn = self.agent_conn or self.conn
+        code, out, err = conn.exec(argv, timeout=timeout, stdin=stdin)
+        if code == -1:
+            raise SandboxExecError(self.name, f"{conn.where}: {argv[0]!r} ended without an exit status (killed?)")
+        return ExecResult(code, out, err)
+
+    # verify ----------------------------------------------------------------------------
+    def mode_note(self) -> str:
+        h = self.host
+        if self.mode == "bind":
+            return (f"readonly: bind — copies land in {self.staging} on {h.host}, bind-mounted read-only at the path; "
+                    f"commands run as {self.agent_user}")
+        return (f"readonly: perms — files 0444, directory 0555, owned by {h.user} on {h.host}; "
+                f"commands run as {self.agent_user}")
+
+    def mount_hint(self) -> str:
+        return f"the mirror at {self.mount.path} is missing on {self.host.host}; run `webshelf sync --runtime {self.name}`"
+
+    def verify(self, *, timeout: float = 30.0) -> VerifyReport:
+        try:
+            return super().verify(timeout=timeout)
+        except MountCheckError as exc:
+            if self.mode == "perms" and self.agent_user == self.host.user and "read-only" in exc.detail:
+                raise MountCheckError(self.name, f"{exc.detail} — with readonly: perms the agent must be another "
+                                      f"user than the sync user {self.host.user!r}; set agent_user (or use "
+                                      "readonly: bind)") from None
+            raise
