@@ -46,6 +46,23 @@ def corpus_response(path: str) -> Response | None:
     return None
 
 
+class QuietServer(ThreadingHTTPServer):
+    """Keeps request-handler errors (a client that hung up mid-response, as timeout tests do)
+    in ``errors`` instead of printing them: a print from the server thread would land in
+    whatever stderr a test is capturing at that moment (e.g. click's CliRunner)."""
+
+    daemon_threads = True
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.errors: list[BaseException] = []
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        import sys
+
+        self.errors.append(sys.exc_info()[1])
+
+
 class LoopbackServer:
     """``with LoopbackServer() as srv: srv.url("/pydocs/library__re.html")``."""
 
@@ -93,8 +110,7 @@ class LoopbackServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self._server.daemon_threads = True
+        self._server = QuietServer(("127.0.0.1", 0), _Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
