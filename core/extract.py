@@ -37,7 +37,10 @@ from mounts.publish import PublishTarget, publish_all, retract_all
 log = logging.getLogger("webshelf")
 
 Progress = Callable[[ExtractResult], None]
-OPPORTUNISTIC_REMOVALS = 256  # pages one extract call may evict on its way out (bounded work)
+# Pages one extract call may evict on its way out. A call writes at most web.max_urls pages
+# (default 20), so 64 keeps up with writes, while bounding what a call waits for: an unlink of
+# a flushed file costs 2–3 ms on a slow disk (docs/benchmarks.md, Cache), so ≤ ~200 ms.
+OPPORTUNISTIC_REMOVALS = 64
 
 
 def check_urls(urls: Sequence[str] | str, max_urls: int) -> list[str]:
