@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from abc import abstractmethod
 from collections.abc import Awaitable
 from typing import Any
 
@@ -86,12 +87,13 @@ class HostedBackend(Backend):
         )
 
     # -- what a provider implements ------------------------------------------------------------
+    @abstractmethod
     def request_body(self, urls: list[str]) -> dict[str, Any]:
-        raise NotImplementedError
+        """The JSON body of one request for ``urls`` (one URL for per-URL providers)."""
 
+    @abstractmethod
     def read_response(self, urls: list[str], data: dict[str, Any]) -> dict[str, Outcome]:
         """One ``Page`` or ``FetchError`` per requested URL (missing ones become errors)."""
-        raise NotImplementedError
 
     # -- shared machinery ------------------------------------------------------------------------
     @property
