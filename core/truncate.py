@@ -65,7 +65,8 @@ def headings(text: str, first_line: int = 1, last_line: int | None = None) -> li
             elif marker == fence:
                 fence = None
         elif fence is None and line >= first_line:
-            title = _CLOSING_HASHES.sub("", m.group("title")).strip()
+            title = m.group("title")
+            title = (_CLOSING_HASHES.sub("", title) if "#" in title else title).strip()
             if title:
                 found.append(Heading(line, len(m.group("hashes")), title))
     return found
@@ -154,7 +155,13 @@ def _line_numbers(text: str, head_end: int, tail_pos: int, total_lines: int) -> 
 
 def _plain(heading: str) -> str:
     """Heading text without link syntax or permalink marks, for a compact outline."""
-    return _LINK.sub(r"\1", heading).replace("¶", "").strip() or heading
+    if "[" in heading:
+        heading = _LINK.sub(_link_text, heading)
+    return heading.replace("¶", "").strip() or heading
+
+
+def _link_text(m: re.Match[str]) -> str:
+    return m.group(1)
 
 
 def _outline_lines(outline: list[Heading], room: int) -> list[str]:
@@ -164,37 +171,39 @@ def _outline_lines(outline: list[Heading], room: int) -> list[str]:
     cache: dict[int, str] = {}
 
     def entry(h: Heading) -> str:
-        if h.line not in cache:
-            cache[h.line] = f"  line {h.line:,}: {'#' * h.level} {_plain(h.text)[:120]}\n"
-        return cache[h.line]
+        text = cache.get(h.line)
+        if text is None:
+            text = cache[h.line] = f"  line {h.line:,}: {'#' * h.level} {_plain(h.text)[:120]}\n"
+        return text
 
     def more(n: int) -> str:
         return f"  … and {n:,} more headings\n" if n else ""
 
+    reserve = len(more(len(outline)))  # room kept for the "… and N more" line (its longest form)
+
     def fits(chosen: list[Heading]) -> bool:
-        used = len(more(len(outline) - len(chosen)))
+        used = reserve if len(chosen) < len(outline) else 0
         for h in chosen:
             used += len(entry(h))
             if used > room:
                 return False
         return True
 
-    levels = sorted({h.level for h in outline}, reverse=True)
     chosen = outline
-    while len(levels) > 1 and not fits(chosen):
-        levels.pop(0)
-        chosen = [h for h in outline if h.level <= levels[0]]
-    out: list[str] = []
-    used = 0
-    for i, h in enumerate(chosen):
-        rest = len(outline) - i - 1
-        if used + len(entry(h)) + len(more(rest)) > room:
-            if used + len(more(rest + 1)) <= room:
-                out.append(more(rest + 1))
-            return out
-        out.append(entry(h))
-        used += len(entry(h))
-    hidden = len(outline) - len(chosen)
-    if hidden:
-        out.append(more(hidden))
+    for top in sorted({h.level for h in outline}, reverse=True)[1:]:
+        if fits(chosen):
+            break
+        chosen = [h for h in outline if h.level <= top]
+    if fits(chosen):
+        out = [entry(h) for h in chosen]
+    else:
+        out, used = [], reserve
+        for h in chosen:
+            if used + len(entry(h)) > room:
+                break
+            out.append(entry(h))
+            used += len(entry(h))
+    rest = len(outline) - len(out)
+    if rest and sum(map(len, out)) + len(more(rest)) <= room:
+        out.append(more(rest))
     return out

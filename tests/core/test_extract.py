@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -35,7 +36,7 @@ def test_long_page_is_truncated_within_budget_and_reconstructs_exactly(server, c
     [r] = web_extract_sync([server.url(f"/pydocs/{page}")], config=config)
     assert r.ok and r.truncated and r.backend == "local"
     assert len(r.content) <= 15_000
-    stored = open(r.path, encoding="utf-8").read()
+    stored = Path(r.path).read_text(encoding="utf-8")
     assert (r.total_chars, r.total_lines) == (len(stored), stored.count("\n"))
     footer = r.content[r.content.index(FOOTER):]
     assert f"Full text: {r.path}\n" in footer
@@ -66,7 +67,7 @@ def test_short_page_is_returned_whole_and_still_stored(server, config):
     url = server.route("/short.md", Response(b"# Short\n\nJust a few words.\n", headers={"Content-Type": "text/markdown"}))
     [r] = web_extract_sync([url], config=config)
     assert (r.content, r.truncated, r.title) == ("# Short\n\nJust a few words.\n", False, "Short")
-    assert open(r.path).read() == r.content and oct(__import__("os").stat(r.path).st_mode & 0o777) == "0o644"
+    assert Path(r.path).read_text(encoding="utf-8") == r.content and oct(__import__("os").stat(r.path).st_mode & 0o777) == "0o644"
 
 
 def test_same_content_reuses_the_file_and_changed_content_gets_a_new_one(server, config):
@@ -77,7 +78,7 @@ def test_same_content_reuses_the_file_and_changed_content_gets_a_new_one(server,
     body["text"] = b"version two\n"
     [c] = web_extract_sync([url], config=config, fresh=True)
     assert not b.cached and a.path == b.path != c.path
-    assert open(a.path).read() == "version one\n" and open(c.path).read() == "version two\n"
+    assert Path(a.path).read_text(encoding="utf-8") == "version one\n" and Path(c.path).read_text(encoding="utf-8") == "version two\n"
 
 
 def test_char_limit_per_call_and_its_range(server, config):
@@ -150,4 +151,4 @@ def test_all_long_pydocs_pages_stay_within_budget(server, config):
     for r in results:
         assert r.ok, r.error
         assert len(r.content) <= 15_000
-        assert max(map(len, open(r.path, encoding="utf-8").read().split("\n"))) <= 1_000
+        assert max(map(len, Path(r.path).read_text(encoding="utf-8").split("\n"))) <= 1_000
