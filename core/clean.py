@@ -94,9 +94,11 @@ def clean_markdown(text: str, max_line_chars: int = 1_000) -> str:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = drop_invisible(replace_data_images(text))
     lines = [line.rstrip() for line in text.split("\n")]
-    if max(map(len, lines)) > max_line_chars:
-        lines = [piece for line in lines for piece in
-                 (wrap_line(line, max_line_chars) if len(line) > max_line_chars else (line,))]
+    lengths = list(map(len, lines))
+    if max(lengths) > max_line_chars:  # rewrite only the long lines
+        for i, n in enumerate(lengths):
+            if n > max_line_chars:
+                lines[i] = "\n".join(wrap_line(lines[i], max_line_chars))
     text = "\n".join(lines).strip("\n")
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
