@@ -27,7 +27,9 @@ _INVISIBLE_UTF8 = re.compile(
 _PRINTABLE_ASCII = bytes(range(0x20, 0x7f)) + b"\t\n\r"
 _INVISIBLE_ASTRAL = re.compile("[\U000e0000-\U000e007f\U000e0100-\U000e01ef]")  # UTF-8: F3 A0 ..
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_BARE_BASE64 = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=%\s]{8,}")
+# An image data URI outside any markup; the run ends at the first non-base64 character, so the
+# page's own words after it are never eaten (and other data: URIs, e.g. text/html, stay as text).
+_BARE_BASE64 = re.compile(r"data:image/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=%]{8,}")
 
 
 def _placeholder(alt: str) -> str:

@@ -92,7 +92,7 @@ class WebConfig(Strict):
         description="Budget in characters for what one page returns to the agent, footer included.",
     )
     head_ratio: float = Field(0.75, ge=0.1, le=0.95, description="Share of the budget given to the head window.")
-    max_line_chars: int = Field(1_000, ge=80, le=100_000, description="Longer stored lines are wrapped.")
+    max_line_chars: int = Field(1_000, ge=200, le=100_000, description="Longer stored lines are wrapped.")
     max_urls: int = Field(20, ge=1, le=1_000, description="URLs accepted in one call.")
     concurrency: int = Field(8, ge=1, le=256, description="Pages fetched at once.")
     timeout_s: float = Field(30.0, gt=0, le=3_600, description="Per-URL timeout in seconds.")

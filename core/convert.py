@@ -82,6 +82,8 @@ def decode(body: bytes, declared: str | None, *, html: bool) -> str:
     if encoding is None and html:
         m = _META_CHARSET.search(body[:4096])
         encoding = _known(m.group(1).decode("ascii", "ignore")) if m else None
+        if encoding and encoding.startswith(("utf-16", "utf-32")):
+            encoding = "utf-8"  # a <meta> readable as ASCII means the bytes are not UTF-16/32 (HTML spec)
     if encoding is None:
         try:
             return body.decode("utf-8")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,9 @@ from core.models import ExtractResult
 from core.read import read_file
 from core.search_page import search_page
 from core.tools import TOOLS, ReadFileArgs, SearchPageArgs, ToolArgs, WebExtractArgs
+
+
+log = logging.getLogger("webshelf")
 
 
 @dataclass
@@ -110,6 +114,9 @@ async def run_tool(name: str, arguments: Mapping[str, Any] | str | None, *, conf
         raise InputError(f"unknown tool {name!r}")  # pragma: no cover — TOOLS and this function agree
     except WebshelfError as exc:
         return ToolOutput(error_text(exc) + "\n", is_error=True)
+    except Exception as exc:  # noqa: BLE001 — a bug must reach the model as text, not crash its loop
+        log.exception("tool %s failed unexpectedly", name)
+        return ToolOutput(f"error[internal_error]: {name} failed: {type(exc).__name__}: {exc}\n", is_error=True)
 
 
 def call_tool(name: str, arguments: Mapping[str, Any] | str | None = None, *, config: Config | None = None,

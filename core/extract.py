@@ -56,7 +56,12 @@ def check_urls(urls: Sequence[str] | str, max_urls: int) -> list[str]:
 
 
 def check_url(url: str) -> None:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 — raises ValueError for a port that is not a number in range
+    except ValueError as exc:
+        raise InvalidURLError(f"{url!r} is not a valid URL ({exc}); write it like https://example.com/page",
+                              url=url) from None
     if parts.scheme.lower() == "file":
         return  # the backend applies web.allow_file_urls / web.file_dirs (core/netpolicy.py)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
@@ -145,8 +150,8 @@ def _reuse(shelf: Shelf | None, url: str, fresh: bool, config: Config) -> Cached
     """A stored copy to serve instead of fetching, or None; a broken cache is just a miss.
     The address policy applies to hits too (by URL, no DNS): a host the config now refuses is
     not served from an older copy — the fetch path then reports why."""
-    if shelf is None or fresh or config.cache.max_age <= 0:
-        return None
+    if shelf is None or fresh or config.cache.max_age <= 0 or url[:5].lower() == "file:":
+        return None  # file:// pages are read again: web.file_dirs is checked on every read
     try:
         check_url(url)
         netpolicy.check_url(url, netpolicy.Policy.from_config(config.web))

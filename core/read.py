@@ -20,15 +20,21 @@ from core.config import Config, load_config
 from core.errors import InputError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
 
 MAX_LIMIT = 2_000
+MAX_OFFSET = 1_000_000_000  # far past any stored page (cache.max_file_chars), well inside islice's range
 
 
 def resolve_page_path(path: str | os.PathLike[str], layout: CacheLayout) -> Path:
     """The real file a path names, refused unless it is a regular file directly in cache/web."""
-    raw = Path(path).expanduser()
     web = layout.web_dir
-    web_real = Path(os.path.realpath(web))
-    candidate = raw if raw.is_absolute() else web / raw
-    real = Path(os.path.realpath(candidate))
+    try:
+        raw = Path(path).expanduser()
+        web_real = Path(os.path.realpath(web))
+        candidate = raw if raw.is_absolute() else web / raw
+        real = Path(os.path.realpath(candidate))
+    except (ValueError, RuntimeError, OSError):  # NUL bytes, ~unknownuser, …
+        raise PathOutsideCacheError(
+            f"{path!r}: not a usable path; read_file only reads pages stored in {web}; use the path from a "
+            "webshelf footer", path=str(path)) from None
     if (real.parent != web_real or not real.name.endswith(PAGE_SUFFIX) or real.name.startswith(".")
             or os.path.lexists(candidate) and os.path.islink(candidate)):
         raise PathOutsideCacheError(
@@ -74,6 +80,9 @@ def page_not_found(layout: CacheLayout, name: str, shown: str) -> PageNotFoundEr
 
 
 def offset_past_end(shown: str, offset: int, total: int) -> OffsetPastEndError:
+    if total == 0:
+        return OffsetPastEndError(f"{shown}: the stored page is empty (no readable text was found); there is "
+                                  "nothing to read", path=shown)
     return OffsetPastEndError(
         f"{shown}: offset {offset:,} is past the end; the page has {total:,} lines (use offset 1–{max(total, 1):,})",
         path=shown,
@@ -93,8 +102,8 @@ def _open_page(real: Path, layout: CacheLayout, shown: str):
 
 def check_read_args(offset: object, limit: object) -> None:
     """The argument rules every read (host or in-sandbox) shares, with the allowed values."""
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 1:
-        raise InputError(f"offset must be a line number ≥ 1 (got {offset!r})")
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 1 <= offset <= MAX_OFFSET:
+        raise InputError(f"offset must be a line number from 1 to {MAX_OFFSET:,} (got {offset!r})")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"limit must be between 1 and {MAX_LIMIT:,} lines (got {limit!r})")
 

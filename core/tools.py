@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.config import CHAR_LIMIT_RANGE
-from core.read import MAX_LIMIT
+from core.read import MAX_LIMIT, MAX_OFFSET
 from core.search_page import DEFAULT_RESULTS, MAX_CONTEXT, MAX_RESULTS
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -44,7 +44,7 @@ class WebExtractArgs(ToolArgs):
 
 class ReadFileArgs(ToolArgs):
     path: str = Field(description="Absolute path of a stored page, exactly as given in a web_extract footer.")
-    offset: int = Field(1, ge=1, description="First line to return, 1-based (the footer names the first omitted line).")
+    offset: int = Field(1, ge=1, le=MAX_OFFSET, description="First line to return, 1-based (the footer names the first omitted line).")
     limit: int = Field(500, ge=1, le=MAX_LIMIT, description=f"Number of lines to return (at most {MAX_LIMIT:,}).")
 
 

@@ -75,6 +75,7 @@ def headings(text: str, first_line: int = 1, last_line: int | None = None) -> li
 def _fit_windows(text: str, room: int, head_ratio: float) -> tuple[int, int]:
     """Character offsets (head_end, tail_start) of the largest line-aligned head within
     ``room * head_ratio`` and the largest line-aligned tail within what is left."""
+    room = max(room, 0)  # a negative end would make rfind count from the end of the text
     head_end = text.rfind("\n", 0, int(room * head_ratio)) + 1
     tail_room = room - head_end
     j = text.find("\n", max(len(text) - tail_room - 1, head_end - 1))
@@ -87,7 +88,9 @@ def _notice(first: int, last: int, omitted_chars: int) -> str:
 
 
 def _footer(path: str | None, total_chars: int, total_lines: int, head: int, tail_start: int,
-            outline_lines: list[str], store_note: str | None, cut_note: str | None = None) -> str:
+            outline_lines: list[str], store_note: str | None, cut_note: str | None = None,
+            *, sizing: bool = False) -> str:
+    """The footer; with ``sizing`` every number takes its widest form, for reserving room."""
     first_omitted, last_omitted = head + 1, tail_start - 1
     ranges = ([f"1–{head:,}"] if head else []) + ([f"{tail_start:,}–{total_lines:,}"] if tail_start <= total_lines else [])
     shown = "lines " + " and ".join(ranges) if ranges else "no lines"
@@ -108,7 +111,7 @@ def _footer(path: str | None, total_chars: int, total_lines: int, head: int, tai
     else:
         parts.append("\n")
     if path:
-        limit = min(READ_LIMIT, last_omitted - first_omitted + 1)
+        limit = READ_LIMIT if sizing else min(READ_LIMIT, last_omitted - first_omitted + 1)
         parts.append(f'Continue: read_file path="{path}" offset={first_omitted} limit={limit}\n')
     return "".join(parts)
 
@@ -125,14 +128,14 @@ def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75
         return Window(text, False, total_chars, total_lines)
     # Reserve the notice and the footer without an outline at their largest sizes.
     fixed = len(_notice(total_lines, total_lines, total_chars)) + len(
-        _footer(path, total_chars, total_lines, total_lines, total_lines, [], store_note, cut_note))
+        _footer(path, total_chars, total_lines, total_lines, total_lines, [], store_note, cut_note, sizing=True))
     room = max(budget - fixed, 0)
     head_end, tail_pos = _fit_windows(text, room, head_ratio)
     # Give the outline up to OUTLINE_SHARE of the budget, taken from the windows.
     every = headings(text)
     head, tail_start = _line_numbers(text, head_end, tail_pos, total_lines)
     outline = [h for h in every if head < h.line < tail_start]
-    wanted = sum(len(e) for e in _outline_lines(outline, int(budget * OUTLINE_SHARE)))
+    wanted = min(sum(len(e) for e in _outline_lines(outline, int(budget * OUTLINE_SHARE))), room)
     if wanted:
         head_end, tail_pos = _fit_windows(text, room - wanted, head_ratio)
         head, tail_start = _line_numbers(text, head_end, tail_pos, total_lines)
@@ -144,6 +147,11 @@ def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75
     outline_lines = _outline_lines(outline, spare - len(OUTLINE_INTRO) + 1)
     footer = _footer(path, total_chars, total_lines, head, tail_start, outline_lines, store_note, cut_note)
     content = text[:head_end] + notice + text[tail_pos:] + footer
+    if len(content) > budget:  # only when the footer alone cannot fit (an extreme path length or cut note)
+        content = (f"[webshelf] Truncated page: {total_chars:,} characters in {total_lines:,} lines; a budget of "
+                   f"{budget:,} characters cannot hold even the footer with its path; ask again with a larger "
+                   "char_limit.\n")[:budget]
+        return Window(content, True, total_chars, total_lines, 0, total_lines + 1, [])
     return Window(content, True, total_chars, total_lines, head, tail_start, outline)
 
 

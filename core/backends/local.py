@@ -28,8 +28,8 @@ from core.backends.base import Backend
 from core.body import read_capped, too_large
 from core.config import Config
 from core.convert import refuse_binary_type, to_markdown
-from core.errors import (BlockedURLError, FetchError, FetchTimeoutError, HTTPStatusError, TooManyRedirectsError,
-                         WebshelfError)
+from core.errors import (BlockedURLError, FetchError, FetchTimeoutError, HTTPStatusError, InvalidURLError,
+                         TooManyRedirectsError, WebshelfError)
 from core.file_urls import read_file_url
 from core.guarded_connect import GuardedTransport, Resolver
 from core.models import Page
@@ -113,6 +113,8 @@ class LocalBackend(Backend):
             if exc.context.get("url"):
                 raise
             raise type(exc)(f"{shown}: {exc.message}", url=url, **exc.context) from None
+        except httpx.InvalidURL as exc:  # e.g. a redirect to a malformed Location
+            raise InvalidURLError(f"{shown}: not a valid URL: {exc}", url=url) from None
         except httpx.HTTPError as exc:
             raise FetchError(f"{shown}: {type(exc).__name__}: {exc or 'request failed'}", url=url) from None
 

@@ -63,3 +63,12 @@ def test_the_fast_invisible_check_agrees_with_the_full_scan_on_every_bmp_charact
             continue
         text = f"a{chr(cp)}b"
         assert drop_invisible(text) == _INVISIBLE.sub("", text), hex(cp)
+
+
+def test_a_bare_image_data_uri_ends_at_its_base64_and_other_data_uris_stay():
+    """A data: URI in running text must not swallow the words after it (nothing is lost)."""
+    text = (f"An inline icon data:image/png;base64,{B64} sits here and these words stay.\n"
+            "The string data:text/plain;base64,SGVsbG8= decodes to Hello, and this sentence stays.\n")
+    assert clean_markdown(text) == (
+        "An inline icon [IMAGE] sits here and these words stay.\n"
+        "The string data:text/plain;base64,SGVsbG8= decodes to Hello, and this sentence stays.\n")

@@ -152,3 +152,17 @@ def test_all_long_pydocs_pages_stay_within_budget(server, config):
         assert r.ok, r.error
         assert len(r.content) <= 15_000
         assert max(map(len, Path(r.path).read_text(encoding="utf-8").split("\n"))) <= 1_000
+
+
+def test_malformed_urls_are_per_url_errors_and_the_others_still_succeed(server, config):
+    ok = server.route("/malformed/ok.txt", Response(b"fine\n", headers={"Content-Type": "text/plain"}))
+    results = web_extract_sync(["http://[::1", ok, "http://example.com:abc/"], config=config)
+    assert [r.error.code if r.error else r.content for r in results] == ["invalid_url", "fine\n", "invalid_url"]
+
+
+def test_a_meta_charset_of_utf16_in_an_ascii_page_means_utf8(server, config):
+    html = ('<html><head><meta charset="utf-16"><title>Docs</title></head><body><main><h1>Install</h1>'
+            '<p>Run pip install webshelf — then read.</p></main></body></html>').encode("utf-8")
+    [r] = web_extract_sync([server.route("/meta16.html", Response(html, headers={"Content-Type": "text/html"}))],
+                           config=config)
+    assert "Run pip install webshelf — then read." in r.content

@@ -169,6 +169,19 @@ def test_file_urls_read_only_under_listed_directories(strict, tmp_path):
         assert r.error.code == "blocked_url" and "outside the directories" in r.error.message, r
 
 
+def test_a_file_page_is_not_served_from_the_cache_once_its_directory_is_no_longer_listed(strict, tmp_path):
+    docs = tmp_path / "notes"
+    docs.mkdir()
+    (docs / "n.md").write_text("# secret notes\n")
+    strict.web.allow_file_urls = True
+    strict.web.file_dirs = [str(docs)]
+    [first] = web_extract_sync([(docs / "n.md").as_uri()], config=strict)
+    assert first.content == "# secret notes\n"
+    strict.web.file_dirs = [str(tmp_path / "elsewhere")]
+    [again] = web_extract_sync([(docs / "n.md").as_uri()], config=strict)
+    assert again.error.code == "blocked_url" and not again.cached
+
+
 def test_urls_with_credentials_are_refused_unless_allowed(server, config):
     url = server.route("/policy/creds", Response(b"fine\n", headers=TEXT))
     with_token = url + "?token=hunter2"

@@ -72,3 +72,22 @@ def test_an_unknown_missing_page_says_to_extract_again(config):
     web.mkdir(parents=True)
     with pytest.raises(PageNotFoundError, match="extract the page again"):
         read_file(web / "nothing-here.md", config=config)
+
+
+@pytest.mark.parametrize("path", ["/tmp/x\x00.md", "~nosuchuser-webshelf/cache/web/x.md"])
+def test_unusable_paths_are_refused_with_a_clear_error(config, path):
+    with pytest.raises(PathOutsideCacheError, match="not a usable path"):
+        read_file(path, config=config)
+
+
+def test_a_huge_offset_is_an_input_error_not_a_crash(stored, config):
+    with pytest.raises(InputError, match="offset must be a line number from 1 to 1,000,000,000"):
+        read_file(stored, 2**63, 10, config=config)
+
+
+def test_an_empty_stored_page_says_so(config):
+    with Shelf(config.home) as shelf:
+        page = shelf.put(url="https://example.com/empty", final_url=None, title=None, text="",
+                         backend="local", content_type="text/html")
+    with pytest.raises(OffsetPastEndError, match="the stored page is empty"):
+        read_file(page.path, config=config)

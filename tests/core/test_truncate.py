@@ -108,3 +108,25 @@ line_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_charac
 def test_reconstruction_invariant_on_generated_texts(lines, budget):
     text = clean_markdown("\n".join(lines), 1_000)
     assert reconstruct(text, budget) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(line_text, min_size=50, max_size=400), st.integers(2_000, 6_000), st.integers(1, 1_500),
+       st.booleans())
+def test_the_budget_holds_for_any_path_length_and_cut_note(lines, budget, path_len, cut):
+    """Even a very long stored path (or a cut note) never pushes the content past the budget."""
+    text = clean_markdown("\n".join(lines), 1_000)
+    path = "/" + "p" * path_len + ".md"
+    w = render(text, budget, path=path, cut_note="Stored copy cut at 2,000,000 characters." if cut else None)
+    assert len(w.content) <= budget
+    if w.truncated and path in w.content:
+        assert reconstruct_with(text, w) == text
+
+
+def reconstruct_with(text: str, w) -> str:
+    lines = text.splitlines(keepends=True)
+    head = "".join(lines[: w.head_lines])
+    tail = "".join(lines[w.tail_start - 1 :])
+    assert w.content.startswith(head)
+    assert w.content[: w.content.index("\n---\n[webshelf]")].endswith(tail)
+    return head + "".join(lines[w.head_lines : w.tail_start - 1]) + tail
