@@ -63,7 +63,8 @@ class CacheLayout:
         Raises OSError subclasses only: ``cache/`` depends on the stdlib alone, and ``core``
         converts these into webshelf errors where it calls in.
         """
-        for d in (self.home, self.root, self.web_dir):
+        os.makedirs(self.home, 0o755, exist_ok=True)  # parents too; the home itself may be a symlink
+        for d in (self.root, self.web_dir):
             try:
                 os.mkdir(d, 0o755)
             except FileExistsError:

@@ -332,21 +332,27 @@ class Config(Strict):
         return self._source
 
     def with_home(self, home: Path | str) -> "Config":
-        self._home = Path(home).expanduser().absolute()
+        self._home = absolute(home)
         return self
 
 
+def absolute(path: str | Path) -> Path:
+    """``~`` expanded, made absolute and normalised (no ``.``/``..``): footer paths and the
+    sandbox mount point must be spelled the same, or the footer's path fails inside."""
+    return Path(os.path.normpath(Path(path).expanduser().absolute()))
+
+
 def default_home() -> Path:
-    return Path(os.environ.get("WEBSHELF_HOME") or "~/.webshelf").expanduser().absolute()
+    return absolute(os.environ.get("WEBSHELF_HOME") or "~/.webshelf")
 
 
 def config_path(explicit: str | Path | None = None) -> tuple[Path, bool]:
     """Which config file applies, and whether the user named it (then it must exist)."""
     if explicit:
-        return Path(explicit).expanduser().absolute(), True
+        return absolute(explicit), True
     env = os.environ.get("WEBSHELF_CONFIG")
     if env:
-        return Path(env).expanduser().absolute(), True
+        return absolute(env), True
     return default_home() / "config.yaml", False
 
 

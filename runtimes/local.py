@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -80,9 +81,13 @@ class LocalRuntime(BindRuntime):
         cmd = [self._bwrap or s.bwrap, "--die-with-parent", "--new-session", "--unshare-all"]
         if s.network:
             cmd.append("--share-net")
-        for path in s.binds:
+        # Binds under /tmp, /dev or /proc go after those mounts, or the fresh ones would hide them.
+        late = [p for p in s.binds if any(p == top or p.startswith(top + "/") for top in ("/tmp", "/dev", "/proc"))]
+        for path in (p for p in s.binds if p not in late):
             cmd += ["--ro-bind-try", path, path]
         cmd += ["--dev", "/dev", "--proc", "/proc", "--bind", self._scratch or "/nonexistent", "/tmp"]
+        for path in late:
+            cmd += ["--ro-bind-try", path, path]
         web = str(self.mount.path)
         cmd += ["--ro-bind" if self.mount.read_only else "--bind", web, web]
         cmd += ["--clearenv"]
@@ -102,12 +107,23 @@ class LocalRuntime(BindRuntime):
         else:
             cmd, env, cwd = self.command(argv), None, None
         try:
-            done = subprocess.run(cmd, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
-                                  capture_output=True, timeout=timeout, env=env, cwd=cwd)
-        except subprocess.TimeoutExpired:
-            raise SandboxTimeoutError(self.name, f"{argv[0]!r} did not finish within {timeout:g} s and was killed") from None
+            # A session of its own, so a timeout kills the whole process group, grandchildren too
+            # (under bwrap the pid namespace dies with it; with sandbox: none this is all there is).
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
+                                    start_new_session=True)
         except FileNotFoundError as exc:
             raise SandboxExecError(self.name, f"cannot run {exc.filename!r}: not found") from None
         except OSError as exc:
             raise SandboxExecError(self.name, f"cannot run {argv[0]!r}: {exc.strerror}") from None
-        return ExecResult(done.returncode, done.stdout, done.stderr)
+        try:
+            out, err = proc.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.communicate()
+            raise SandboxTimeoutError(self.name, f"{argv[0]!r} did not finish within {timeout:g} s and was killed "
+                                      "(with every process it started)") from None
+        return ExecResult(proc.returncode, out, err)

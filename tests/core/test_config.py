@@ -86,3 +86,8 @@ def test_env_vars_are_interpolated_and_a_missing_one_is_named(tmp_path, monkeypa
     assert config.web.user_agent == "my-agent/1.0 (+none)"
     with pytest.raises(ConfigError, match=r"web\.user_agent: environment variable WS_MISSING is not set"):
         parse_config({"web": {"user_agent": "${WS_MISSING}"}}, tmp_path / "c.yaml")
+
+
+def test_the_home_is_normalised_so_footer_paths_match_the_sandbox_mount(tmp_path, monkeypatch):
+    monkeypatch.setenv("WEBSHELF_HOME", f"{tmp_path}/sub/../home")
+    assert load_config().home == tmp_path / "home"

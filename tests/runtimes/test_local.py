@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
+import time
 
 import pytest
 
 from core.config import Config
-from core.errors import MountError, RuntimeUnavailableError
+from core.errors import MountError, RuntimeTimeoutError, RuntimeUnavailableError
 from core.sandbox import converted, open_runtime
 from mounts.publish import retract_all
 from mounts.spec import MountSpec, cache_mount
@@ -104,3 +106,25 @@ def test_agent_tools_publish_to_attached_runtimes(local, config: Config, server)
     [row] = out.data["results"]
     assert not out.is_error and row["truncated"] and not row["notes"]
     assert read_file_in(local, row["path"], 200, 50) == read_file(row["path"], 200, 50, config=config)
+
+
+def test_configured_binds_under_tmp_stay_visible_over_the_private_tmp(bwrap_ready, config: Config, tmp_path):
+    """The sandbox's own /tmp must not hide a bind the user asked for below it."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "data.txt").write_text("visible\n")
+    config.runtimes.local.binds = ["/", str(project)]
+    with open_runtime("local", config) as rt:
+        assert rt.exec(["cat", str(project / "data.txt")], timeout=30).stdout == b"visible\n"
+        assert rt.exec(["sh", "-c", f"echo x > '{project}/new.txt'"], timeout=30).exit_code != 0  # read-only
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+def test_a_timeout_kills_every_process_the_command_started(bwrap_ready, config: Config, sandbox):
+    config.runtimes.local.sandbox = sandbox
+    with open_runtime("local", config) as rt:
+        with pytest.raises(RuntimeTimeoutError, match="was killed"), converted():
+            rt.exec(["sh", "-c", "sleep 3017 & sleep 3018"], timeout=1)  # a grandchild in the background
+    time.sleep(0.3)
+    left = subprocess.run(["pgrep", "-f", "sleep 301[78]"], capture_output=True, text=True).stdout.split()
+    assert not left, f"processes left running after the timeout: {left}"
