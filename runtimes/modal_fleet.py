@@ -63,17 +63,24 @@ class VolumeFleet:
 
     # the host side ---------------------------------------------------------------------------
     def sync_existing(self) -> None:
-        """Upload pages stored before this process first used the Volume (missing or resized)."""
+        """Make the Volume match the host directory when this process first uses it: upload
+        pages stored meanwhile (missing or resized), and delete pages the host evicted while no
+        webshelf process had the Volume open — else sandboxes would keep reading them."""
         with self.lock:
             remote = self.seam.list_files(self.volume)
-            todo = []
+            todo, local = [], set()
             for entry in os.scandir(self.mount_path):
                 if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
                     continue
+                local.add(entry.name)
                 if remote.get(entry.name) != entry.stat(follow_symlinks=False).st_size:
                     todo.append(entry.path)
                 else:
                     self.uploaded[entry.name] = _signature(entry.path)
+            gone = sorted(name for name in remote if not name.startswith(".") and name not in local)
+            if gone:
+                self.seam.remove(self.volume, ["/" + name for name in gone])
+                self.generation += 1
             self._upload(todo)
 
     def _upload(self, paths: Sequence[str]) -> None:

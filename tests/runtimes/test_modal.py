@@ -4,6 +4,7 @@ the seam, against the fake service (``fake_modal.py``; commands really run under
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -77,6 +78,15 @@ def test_a_new_sandbox_sees_pages_stored_before_it_started(bwrap_ready, fake_mod
         assert cat(rt, old) == (0, b"# old\n")          # synced to the Volume when the process first used it
     with make(fake_modal, modal_config) as rt:
         assert cat(rt, old) == (0, b"# old\n") and fake_modal.uploads == 1  # already there: not sent again
+
+
+def test_pages_evicted_while_no_sandbox_was_attached_leave_the_volume(bwrap_ready, fake_modal, modal_config):
+    gone = page(modal_config, "gone.md", "# evicted later\n")
+    with make(fake_modal, modal_config) as rt:
+        assert cat(rt, gone) == (0, b"# evicted later\n")
+    os.unlink(gone)  # evicted by another process (cache prune) while no Modal runtime was attached
+    with make(fake_modal, modal_config) as rt:
+        assert cat(rt, gone)[0] != 0                      # the Volume matches the host again
 
 
 def _hold_open(rt: ModalRuntime, path: str, seconds: float) -> threading.Thread:
