@@ -15,12 +15,16 @@ import concurrent.futures
 import os
 import signal
 import socket
+import threading
+import time
 from collections.abc import Sequence
 
 from runtimes.base import BindRuntime, ExecResult
-from runtimes.errors import SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
+from runtimes.errors import MountCheckError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
 
 LABEL = "io.webshelf.runtime"
+#: how long a timed-out exec's processes may take to disappear after SIGKILL
+KILL_WAIT_S = 3.0
 
 
 def _sdk(runtime: str):
@@ -92,8 +96,13 @@ class DockerRuntime(BindRuntime):
             except errors.NotFound:
                 raise SandboxUnavailableError(self.name, f"no container named {self.settings.container!r} "
                                               "(runtimes.docker.container); start it first or unset the key") from None
-            if self.container.status != "running":
-                raise self._dead("cannot attach")
+            try:
+                if self.container.status != "running":
+                    raise self._dead("cannot attach")
+                self._check_attached_mount()
+            except Exception:
+                self.container = None  # a later start() must check again, not return early
+                raise
             return
         os.makedirs(self.mount.path, mode=0o755, exist_ok=True)
         try:
@@ -103,14 +112,31 @@ class DockerRuntime(BindRuntime):
                 self.name, f"image {self.settings.image!r} is not on this Docker host; `docker pull "
                 f"{self.settings.image}` or build/import it, or set runtimes.docker.image") from None
         try:
-            self.container = self._client.containers.run(self.settings.image, detach=True, **self._create_options())
+            self.container = self._client.containers.create(self.settings.image, **self._create_options())
         except errors.APIError as exc:
+            raise SandboxUnavailableError(self.name, f"the container could not start: {exc.explanation or exc}") from None
+        try:
+            self.container.start()
+        except errors.APIError as exc:
+            self._remove()  # created but never started: do not leave it behind
+            self.container = None
             raise SandboxUnavailableError(self.name, f"the container could not start: {exc.explanation or exc}") from None
         self.container.reload()
         if self.container.status != "running":
             err = self._dead("start failed")
             self._remove()
             raise err
+
+    def _check_attached_mount(self) -> None:
+        """An attached container must bind the host directory read-only at the same path, or
+        publish would report pages the sandbox cannot see."""
+        web, host = str(self.mount.path), os.path.realpath(self.mount.path)
+        for m in self.container.attrs.get("Mounts") or []:
+            if m.get("Type") == "bind" and m.get("Destination") == web and m.get("RW") is False \
+                    and os.path.realpath(m.get("Source") or "") == host:
+                return
+        raise MountCheckError(self.name, f"container {self.container.short_id} does not bind {web} read-only at the "
+                                         f"same path; {self.mount_hint()}")
 
     def _create_options(self) -> dict:
         s = self.settings
@@ -176,8 +202,8 @@ class DockerRuntime(BindRuntime):
             try:
                 stdout, stderr = future.result(timeout=timeout)
             except concurrent.futures.TimeoutError:
-                self._kill(exec_id)
-                raise SandboxTimeoutError(self.name, f"{argv[0]!r} did not finish within {timeout:g} s and was killed") from None
+                fate = "was killed" if self._kill(exec_id) else "may still be running inside the container"
+                raise SandboxTimeoutError(self.name, f"{argv[0]!r} did not finish within {timeout:g} s and {fate}") from None
         finally:
             sock.close()
             pool.shutdown(wait=False)
@@ -187,22 +213,73 @@ class DockerRuntime(BindRuntime):
         return ExecResult(code, stdout, stderr)
 
     def _talk(self, sock, stdin: bytes | None) -> tuple[bytes, bytes]:
-        """Send stdin, then read the multiplexed stdout/stderr frames until the command ends."""
+        """Read the multiplexed stdout/stderr frames until the command ends, while a thread sends
+        stdin (sending it all first deadlocks once the command's output fills the pipe)."""
         frames = self._docker.utils.socket
         raw = getattr(sock, "_sock", sock)
         if stdin is not None:
-            raw.sendall(stdin)
-            raw.shutdown(socket.SHUT_WR)
+            def send() -> None:
+                try:
+                    raw.sendall(stdin)
+                    raw.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass  # the command stopped reading (exited or timed out); its exit code tells
+            threading.Thread(target=send, name=f"{self.name}-stdin", daemon=True).start()
         out, err = bytearray(), bytearray()
         for stream, data in frames.frames_iter(sock, tty=False):
             (err if stream == frames.STDERR else out).extend(data)
         return bytes(out), bytes(err)
 
-    def _kill(self, exec_id: str) -> None:
-        """Best effort: kill a timed-out exec's process (its host pid, when the daemon is local)."""
+    def _kill(self, exec_id: str) -> bool:
+        """Kill a timed-out exec with everything it started (its process group and descendants;
+        killing only its top pid leaves children running); True once none of them is left.
+
+        Host pids come from the exec and ``top``; each is signalled from here only when its
+        /proc entry shows it is in this container (so the daemon is local), else from inside
+        with ``kill`` by its pid in the container's namespace.
+        """
+        errors = self._docker.errors
         try:
-            pid = self._client.api.exec_inspect(exec_id).get("Pid")
-            if pid:
-                os.kill(pid, signal.SIGKILL)
-        except (OSError, self._docker.errors.DockerException):
+            root = self._client.api.exec_inspect(exec_id).get("Pid")
+            if not root:
+                return False
+            deadline = time.monotonic() + KILL_WAIT_S
+            while time.monotonic() < deadline:
+                try:
+                    listed = self.container.top(ps_args="-eo pid,ppid,pgid,stat")["Processes"]
+                except errors.APIError:
+                    return not self.is_alive()  # the container stopped: so did the command
+                # zombies are dead already (nobody reaps them in a container without an init)
+                rows = [[int(v) for v in row[:3]] for row in listed if not row[3].startswith("Z")]
+                tree = {root} | {pid for pid, _, pgid in rows if pgid == root}
+                while grown := {pid for pid, ppid, _ in rows if ppid in tree and pid not in tree}:
+                    tree |= grown
+                alive = [pid for pid, _, _ in rows if pid in tree]
+                if not alive:
+                    return True
+                inside = [n for n in map(self._signal_here, alive) if n]
+                if inside:
+                    done = self._client.api.exec_create(self.container.id, ["kill", "-KILL", *inside])["Id"]
+                    self._client.api.exec_start(done)
+                time.sleep(0.1)
+        except errors.DockerException:
             pass
+        return False
+
+    def _signal_here(self, pid: int) -> str | None:
+        """SIGKILL host ``pid`` if it is this container's; else its pid inside, to kill it from there."""
+        try:
+            with open(f"/proc/{pid}/cgroup") as f:
+                if self.container.id not in f.read():
+                    return None
+            os.kill(pid, signal.SIGKILL)
+            return None
+        except PermissionError:
+            pass
+        except OSError:
+            return None
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                return next((line.split()[-1] for line in f if line.startswith("NSpid:")), None)
+        except OSError:
+            return None

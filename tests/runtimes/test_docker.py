@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
 
 from core.config import Config
-from core.errors import MountError, RuntimeExecError, RuntimeUnavailableError
+from core.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
 from core.sandbox import converted, open_runtime
-from runtimes.docker import LABEL
+from runtimes.docker import LABEL, DockerRuntime
 from tests.loopback import Response
 
 
@@ -80,8 +81,8 @@ def test_container_that_died_is_reported(docker_config: Config):
     assert "is not running" in str(err.value) and "exit code" in str(err.value)
 
 
-def _container(docker_client, image: str, web: str, *, with_mount: bool):
-    volumes = {web: {"bind": web, "mode": "ro"}} if with_mount else {}
+def _container(docker_client, image: str, web: str, *, with_mount: bool, mode: str = "ro"):
+    volumes = {web: {"bind": web, "mode": mode}} if with_mount else {}
     return docker_client.containers.run(image, ["sh", "-c", "trap 'exit 0' TERM; sleep 600 & wait"], detach=True,
                                         volumes=volumes, network_mode="none", labels={LABEL: "attach-test"})
 
@@ -109,18 +110,24 @@ def test_attach_to_a_running_container_and_leave_it_running(docker_config: Confi
         outside.remove(force=True)
 
 
-def test_attach_to_a_container_without_the_mount_fails_verify(docker_config: Config, docker_client, docker_image):
+@pytest.mark.parametrize("with_mount, mode", [(False, "ro"), (True, "rw")])
+def test_attach_to_a_container_without_the_readonly_mount_is_refused(docker_config: Config, docker_client,
+                                                                     docker_image, with_mount, mode):
+    """Refused at start: accepted, publish would report pages the container cannot see (or could change)."""
     from mounts.spec import cache_mount
 
     web = str(cache_mount(docker_config.home).path)
-    bare = _container(docker_client, docker_image, web, with_mount=False)
+    bare = _container(docker_client, docker_image, web, with_mount=with_mount, mode=mode)
     try:
         docker_config.runtimes.docker.container = bare.id
-        with open_runtime("docker", docker_config) as rt:
-            with pytest.raises(MountError) as err, converted():
-                rt.verify()
-        assert "same path" in str(err.value) and "runtime 'docker'" in str(err.value)
+        rt = open_runtime("docker", docker_config)
+        with pytest.raises(MountError) as err, converted():
+            rt.start()
+        assert rt.container is None and "same path" in str(err.value) and "runtime 'docker'" in str(err.value)
         assert f"--mount type=bind,source={web},target={web},readonly" in str(err.value)
+        rt.stop()
+        bare.reload()
+        assert bare.status == "running"  # never stopped: it is not ours
     finally:
         bare.remove(force=True)
 
@@ -130,3 +137,46 @@ def test_attach_to_a_missing_container(docker_config: Config):
     with pytest.raises(RuntimeUnavailableError) as err, converted():
         open_runtime("docker", docker_config).start()
     assert "webshelf-no-such-container" in str(err.value) and "runtimes.docker.container" in str(err.value)
+
+
+def test_container_that_fails_to_start_is_removed(docker_config: Config, docker_client):
+    """Created, then the start failed: the container must not be left behind."""
+    d = docker_config.runtimes.docker
+    d.command, d.labels = ["/no/such/entrypoint"], {"webshelf-test": "start-fails"}
+    with pytest.raises(RuntimeUnavailableError) as err, converted():
+        open_runtime("docker", docker_config).start()
+    assert "could not start" in str(err.value)
+    assert docker_client.containers.list(all=True, filters={"label": "webshelf-test=start-fails"}) == []
+
+
+def test_large_stdin_does_not_deadlock(docker_config: Config):
+    """stdin larger than the pipe buffers while the command already writes output."""
+    data = os.urandom(4 << 20)
+    with open_runtime("docker", docker_config) as rt:
+        done = rt.exec(["cat"], stdin=data, timeout=30)
+    assert done.exit_code == 0 and done.stdout == data
+
+
+@pytest.mark.parametrize("where", ["host", "inside"])
+def test_timeout_kills_the_whole_process_tree(docker_config: Config, monkeypatch, where):
+    """Children (also in a session of their own) die too; "inside": this host may not signal them."""
+    if where == "inside":
+        def refuse(pid, sig):
+            raise PermissionError(1, "Operation not permitted")
+        monkeypatch.setattr("runtimes.docker.os.kill", refuse)
+    with open_runtime("docker", docker_config) as rt:
+        with pytest.raises(RuntimeTimeoutError) as err, converted():
+            rt.exec(["sh", "-c", "sleep 121 & setsid sleep 122 & sleep 123; echo done"], timeout=1)
+        assert "was killed" in str(err.value)
+        ps = rt.exec(["ps"], timeout=30).text()
+    assert not [n for n in ("121", "122", "123") if f"sleep {n}" in ps], ps
+
+
+def test_timeout_that_cannot_kill_says_so(docker_config: Config, monkeypatch):
+    """Never claim "was killed" when the processes could not be signalled."""
+    monkeypatch.setattr(DockerRuntime, "_signal_here", lambda self, pid: None)
+    monkeypatch.setattr("runtimes.docker.KILL_WAIT_S", 0.3)
+    with open_runtime("docker", docker_config) as rt:
+        with pytest.raises(RuntimeTimeoutError) as err, converted():
+            rt.exec(["sleep", "124"], timeout=0.5)
+    assert "may still be running" in str(err.value) and "was killed" not in str(err.value)
