@@ -41,22 +41,26 @@ def run_sync(config: Config, names: Sequence[str], *, once: bool, echo: Callable
             raise ConfigError(f"runtime {name!r} bind-mounts the cache and needs no sync; name an ssh runtime",
                               key=f"runtimes.{name}")
         runtimes.append(runtime)
+    s = config.runtimes.ssh
+    live = None if once else LiveSync(runtimes[0].mount.path, runtimes, debounce_s=s.debounce_s,
+                                      max_wait_s=s.max_wait_s, rescan_interval_s=s.rescan_interval_s,
+                                      report=lambda t, m: echo(f"{t}: {m}"))
     with contextlib.ExitStack() as stack:
+        if live is not None:  # watch before the first full diffs: a page written during them is sent after
+            live.watch()
+            stack.callback(live.stop)
         for runtime in runtimes:
             with converted():
                 runtime.start()
             stack.callback(runtime.stop)
             echo(f"{runtime.name}: full sync: {runtime.last_sync}")
-        if once:
+        if live is None:
             return
-        s = config.runtimes.ssh
         restore = _on_signals(stop)
         stack.callback(restore)
-        live = LiveSync(runtimes[0].mount.path, runtimes, debounce_s=s.debounce_s, max_wait_s=s.max_wait_s,
-                        rescan_interval_s=s.rescan_interval_s, report=lambda t, m: echo(f"{t}: {m}"))
         for worker in live.workers:  # start() just did the first full diff
             worker.next_rescan = time.monotonic() + s.rescan_interval_s
-        with live:
+        with live:  # its exit sends the pending batch while the connections are still open
             echo(f"watching {runtimes[0].mount.path} (Ctrl-C to stop)")
             stop.wait()
         echo("stopped")

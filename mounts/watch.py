@@ -5,8 +5,9 @@ webshelf process, eviction by the cache's lifecycle). A watchdog (inotify) obser
 ``cache/web`` marks a file ready when it is closed after writing or renamed into place (the
 cache's atomic store is a rename), and gone when deleted or renamed away. Changes are batched:
 a batch goes out after ``debounce_s`` of quiet, or at the latest ``max_wait_s`` after its first
-change. A periodic full diff (``rescan_interval_s``), and one after every reconnect, recovers
-whatever events missed: an inotify queue overflow, a link that was down.
+change; ``stop()`` sends the pending batch before it returns. A periodic full diff
+(``rescan_interval_s``), and one after every reconnect, recovers whatever events missed: an
+inotify queue overflow, a link that was down.
 
 Names are filtered by basename here, not with watchdog's ``PatternMatchingEventHandler``:
 since watchdog 7 its patterns match the *full path*, so a pattern such as ``[!.]*`` would test
@@ -101,6 +102,19 @@ class _Worker:
                 for name in gone:
                     self.note(name, False)
                 self.live.stopping.wait(backoff)
+        self._flush()
+
+    def _flush(self) -> None:
+        """On stop: send the pending batch once (each copy bounded by the target's own timeout)."""
+        with self.cond:
+            ready, gone = sorted(self.ready), sorted(self.gone)
+            self.ready, self.gone, self.first_change = set(), set(), None
+        if ready or gone:
+            try:
+                self._send(ready, gone)
+            except Exception as exc:  # stopping: no retry; the next sync's full diff recovers them
+                self.live.report(self.target.name, f"error: {exc} (the last {len(ready) + len(gone)} change(s) "
+                                 "were not sent; the next sync sends them)")
 
     def _step(self, ready: list[str], gone: list[str]) -> None:
         now = time.monotonic()
@@ -109,6 +123,9 @@ class _Worker:
             self.next_rescan = time.monotonic() + self.live.rescan_interval_s
             self.live.report(self.target.name, f"full sync: {result}")
             return  # the diff covered the pending changes too
+        self._send(ready, gone)
+
+    def _send(self, ready: list[str], gone: list[str]) -> None:
         present = [str(self.directory / n) for n in ready if (self.directory / n).is_file()]
         absent = [str(self.directory / n) for n in gone if not os.path.lexists(self.directory / n)]
         absent += [str(self.directory / n) for n in ready if not (self.directory / n).is_file()]
@@ -158,7 +175,11 @@ class LiveSync:
                 for worker in self.workers:
                     worker.note(name, present)
 
-    def start(self) -> "LiveSync":
+    def watch(self) -> "LiveSync":
+        """Start collecting changes without sending them yet (``start()`` sends): a caller that runs
+        its own first full diff watches first, so a page written during that diff is not missed."""
+        if self._observer is not None:
+            return self
         events, observers = _watchdog("webshelf sync")
         live = self
 
@@ -169,19 +190,24 @@ class LiveSync:
         self._observer = observers.Observer()
         self._observer.schedule(Handler(), str(self.directory), recursive=False)
         self._observer.start()
+        return self
+
+    def start(self) -> "LiveSync":
+        self.watch()
         for worker in self.workers:
             worker.thread.start()
         return self
 
     def stop(self) -> None:
+        """Stop watching, send the pending batch, then stop the workers."""
+        if self._observer is not None:  # first, so every change it saw is noted before the last batch
+            self._observer.stop()
+            self._observer.join(timeout=10)
+            self._observer = None
         self.stopping.set()
         for worker in self.workers:
             with worker.cond:
                 worker.cond.notify()
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=10)
-            self._observer = None
         for worker in self.workers:
             if worker.thread.is_alive():
                 worker.thread.join(timeout=30)

@@ -2,7 +2,10 @@
 
 Every paramiko and socket error is converted here, where it enters, into a ``SandboxError``
 naming the runtime and the host. ``exec`` runs one command over an exec channel with stdin
-streamed in and stdout/stderr read together (select on the channel), bounded by a deadline.
+streamed in and stdout/stderr read together (select on the channel), bounded by a deadline;
+past it, the command's process group is killed over a new channel (without a pty, closing the
+channel would leave it running). sshd starts each command in a session of its own, so the
+remote shell first prints its pid — the group's id — on a line of stdout that ``exec`` strips.
 ``epoch`` counts successful (re)connects: the sync engine rescans whenever it changes, so
 changes missed while the link was down are recovered.
 """
@@ -177,13 +180,14 @@ class SshConnection:
     def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None,
              feed: Callable[[object], None] | None = None) -> tuple[int, bytes, bytes]:
         """Run ``argv`` (quoted for the remote shell); ``feed(channel)`` may stream stdin instead."""
-        command = shlex.join(str(a) for a in argv)
+        command = "echo $$; exec " + shlex.join(str(a) for a in argv)  # $$: the group to kill on timeout
         deadline = time.monotonic() + timeout
         transport = self.ensure()
         try:
             chan = transport.open_session(timeout=min(timeout, self.s.connect_timeout_s))
         except (self._paramiko.SSHException, OSError, EOFError) as exc:
             raise self.failed(f"cannot open a channel for {argv[0]!r}: {exc}") from None
+        out, err = bytearray(), bytearray()
         try:
             chan.settimeout(timeout)
             chan.exec_command(command)
@@ -192,12 +196,19 @@ class SshConnection:
             elif stdin:
                 chan.sendall(stdin)
             chan.shutdown_write()
-            out, err = self._drain(chan, deadline, argv[0], timeout)
-            return chan.recv_exit_status(), out, err
+            self._drain(chan, deadline, argv[0], out, err)
+            _, out = _split_pid(out)
+            return chan.recv_exit_status(), out, bytes(err)
         except socket.timeout:
+            while chan.recv_ready():  # the pid line, when a stdin feed timed out before any read
+                out += chan.recv(1 << 16)
+            pid, _ = _split_pid(out)
+            fate = self._kill_group(pid)
             raise SandboxTimeoutError(self.runtime, f"{self.where}: {argv[0]!r} did not finish within "
-                                      f"{timeout:g} s; its channel was closed") from None
+                                      f"{timeout:g} s and {fate}") from None
         except (self._paramiko.SSHException, OSError, EOFError) as exc:
+            if isinstance(exc, EOFError):  # the socket is gone: say so before paramiko's reader thread notices,
+                transport.close()  # so alive() is false and the caller reconnects instead of giving up
             raise self.failed(f"{argv[0]!r} failed: the connection broke ({exc or type(exc).__name__})") from None
         finally:
             try:
@@ -205,8 +216,29 @@ class SshConnection:
             except (self._paramiko.SSHException, OSError, EOFError):
                 pass  # closing on a dead link: the channel is gone either way
 
-    def _drain(self, chan, deadline: float, what: str, timeout: float) -> tuple[bytes, bytes]:
-        out, err = bytearray(), bytearray()
+    def _kill_group(self, pid: int | None) -> str:
+        """SIGKILL the remote process group ``pid`` (what timed out) over a new channel; says how it went."""
+        if pid is None:
+            return "its channel was closed, but its remote pid never arrived, so it may still be running"
+        # the group (dash's kill wants `--` before it, busybox's refuses `--`); the pid if it leads none
+        script = 'kill -s KILL "-$1" 2>/dev/null || kill -s KILL -- "-$1" 2>/dev/null || kill -s KILL "$1"'
+        try:
+            chan = self.ensure().open_session(timeout=self.s.connect_timeout_s)
+            try:
+                chan.settimeout(self.s.connect_timeout_s)
+                chan.exec_command(shlex.join(["sh", "-c", script, "sh", str(pid)]))
+                if not chan.status_event.wait(self.s.connect_timeout_s):
+                    raise socket.timeout(f"no answer within {self.s.connect_timeout_s:g} s")
+                code = chan.exit_status
+            finally:
+                chan.close()
+        except (SandboxUnavailableError, self._paramiko.SSHException, OSError, EOFError) as exc:
+            return f"could not be killed ({exc or type(exc).__name__}); remote process group {pid} may still be running"
+        if code:
+            return f"its remote process group {pid} could not be killed (already gone?)"
+        return f"was killed (remote process group {pid}, with every process it started)"
+
+    def _drain(self, chan, deadline: float, what: str, out: bytearray, err: bytearray) -> None:
         fd = chan.fileno()
         while True:
             while chan.recv_ready():
@@ -217,12 +249,20 @@ class SshConnection:
             if chan.eof_received and not chan.recv_ready() and not chan.recv_stderr_ready():
                 # output is complete; the exit status may arrive just after the EOF
                 if chan.exit_status_ready() or chan.status_event.wait(max(left, 0)):
-                    return bytes(out), bytes(err)
+                    return
                 if chan.closed:
                     raise self.failed(f"{what!r}: the connection closed before the command finished")
             if left <= 0:
                 raise socket.timeout()
             select.select([fd], [], [], min(left, 0.5))
+
+
+def _split_pid(out: bytearray) -> tuple[int | None, bytes]:
+    """The remote shell's pid from the first line of ``out``, and the command's own output after it."""
+    line, newline, rest = bytes(out).partition(b"\n")
+    if newline and line.isdigit():
+        return int(line), rest
+    return None, bytes(out)
 
 
 class _UnknownHostKey(Exception):

@@ -1,6 +1,6 @@
 """``SyncTransport`` over SSH: a tar stream into ``tar -x`` on one exec channel, SFTP as fall-back.
 
-A batch is one tar stream unpacked into a hidden temp directory beside the pages; one ``mv``
+A batch is one tar stream unpacked into a hidden temp directory beside the pages; ``mv``
 then renames each file onto its final name (``rename(2)`` on one filesystem), so a reader
 there never sees half a page under a real name, and a broken batch removes its temp
 directory on exit (or, if the link died, on the next batch). Without ``tar`` on the remote (or ``transfer: sftp``), each file goes by SFTP to
@@ -38,8 +38,9 @@ mountpoint -q "$b" || mount --bind "$t" "$b" || exit 5
 mount -o remount,bind,ro "$b" || exit 6
 """
 # $1 dir, $2 this batch's temp directory name, $3 the directory's mode afterwards. The batch
-# unpacks into a hidden temp directory beside the pages, then one `mv` renames every file
-# into place (rename(2) within one filesystem: atomic per file; one process, not one per file).
+# unpacks into a hidden temp directory beside the pages, then `mv` renames every file into
+# place (rename(2) within one filesystem: atomic per file). `find -exec … {} +` hands the names
+# to as few `mv` processes as ARG_MAX allows: linear in the batch, whatever its size (POSIX find).
 _TAR_PUT = r"""
 d=$1 t=$2 m=$3
 cd -- "$d" || exit 2
@@ -47,9 +48,7 @@ chmod u+w . 2>/dev/null
 trap 'cd -- "$d" && rm -rf -- "$t"; chmod "$m" . 2>/dev/null' EXIT
 mkdir -- "$t" && cd -- "$t" || exit 2
 tar -x -m -f - --no-same-owner || exit 4
-set --
-for f in * .[!.]* ..?*; do [ -e "$f" ] && set -- "$@" "$f"; done
-[ $# -eq 0 ] || mv -f -- "$@" .. || exit 3
+find . ! -name . -prune -exec sh -c 'mv -f -- "$@" ..' sh {} + || exit 3
 """
 # $1 dir, $2 mode afterwards, then the names to delete.
 _REMOVE = r"""

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
+import time
 import warnings
 from pathlib import Path
 
 import pytest
 
 from core.config import Config, SshHostConfig
-from core.errors import MountError, RuntimeExecError, RuntimeUnavailableError
+from core.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
 from core.sandbox import converted, open_runtime
 from tests.runtimes.conftest import ssh_config
 
@@ -160,3 +161,59 @@ def test_jump_host_tunnels_the_connection(config: Config, sshd):
         assert rt.conn._jump is not None and rt.exec(["echo", "via jump"], timeout=30).stdout == b"via jump\n"
         peer = rt.exec(["sh", "-c", 'echo "$SSH_CLIENT"'], timeout=30).text().split()
         assert peer[0] == "127.0.0.1" and int(peer[2]) == sshd.port
+
+
+def test_exec_timeout_kills_the_remote_command_and_its_children(config: Config, sshd):
+    """Without a pty, closing the channel would leave the command running on the remote."""
+    marker = f"sleep {secrets.randbelow(10**6) + 10**6}"
+
+    def running() -> list[str]:
+        return [a for a in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
+                if marker in a]  # the remote shares this host's pids (tests/sshd.py: a mount namespace only)
+
+    with open_runtime(ssh_config(config, sshd, readonly="bind"), config) as rt:
+        done = rt.exec(["sh", "-c", "echo out; echo err >&2; exit 3"], timeout=30)
+        assert (done.exit_code, done.stdout, done.stderr) == (3, b"out\n", b"err\n")  # no pid line for the caller
+        started = time.monotonic()
+        with pytest.raises(RuntimeTimeoutError) as err, converted():
+            rt.exec(["sh", "-c", f"{marker} & {marker}; echo done"], timeout=1)
+        assert time.monotonic() - started < 10
+        assert "did not finish within 1 s and was killed (remote process group" in str(err.value)
+        deadline = time.monotonic() + 5
+        while running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert running() == []
+        assert rt.exec(["echo", "still usable"], timeout=30).stdout == b"still usable\n"
+
+
+def test_a_big_tar_batch_moves_into_place_within_arg_max(config: Config, monkeypatch):
+    """3,000 names of 100 bytes overflow the 256 KiB ARG_MAX of a remote whose stack limit is
+    1 MiB (as 100,000 shorter ones, which batch_files allows, overflow the usual 2 MiB): the move
+    into place must neither pass every name to one `mv` nor build "$@" one name at a time
+    (quadratic in sh)."""
+    import tests.sshd
+    from tests.runtimes.conftest import need
+    from tests.sshd import Sshd, sshd_missing
+
+    need(sshd_missing() is None, "a real sshd", sshd_missing() or "")
+    server = Sshd(Path("/tmp"))
+    small = server.dir / "sshd-small-stack"  # outside the remote's tmpfs, like the server's keys
+    small.write_text(f'#!/bin/sh\nulimit -s 1024 || exit 1\nexec {tests.sshd.SSHD} "$@"\n')
+    small.chmod(0o755)
+    monkeypatch.setattr(tests.sshd, "SSHD", str(small))
+    server.start()
+    try:
+        web = config.home / "cache" / "web"
+        web.mkdir(parents=True, exist_ok=True)
+        names = {f"docs.example.com-2453c76ad01e-{i:016x}-{'a-long-page-name-' * 3}.md" for i in range(3_000)}
+        for name in names:
+            (web / name).write_text(name + "\n")
+        config.runtimes.ssh.batch_files = 100_000
+        with open_runtime(ssh_config(config, server, readonly="bind"), config) as rt:
+            assert rt.exec(["getconf", "ARG_MAX"], timeout=30).stdout == b"262144\n"
+            assert len(rt.last_sync.sent) == 3_000
+            done = server.remote('cd -- "$1" && ls -A && cat -- "$2"', str(web), min(names))
+            listing = done.stdout.decode().splitlines()
+            assert set(listing[:-1]) == names and listing[-1] == min(names)  # and no temp directory left
+    finally:
+        server.stop()

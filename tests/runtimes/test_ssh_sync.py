@@ -11,10 +11,12 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from cache.shelf import Shelf
 from core.config import Config
+from core.live import run_sync
 from core.sandbox import open_runtime
 from mounts.watch import LiveSync
 from tests.runtimes.conftest import ssh_config
@@ -171,3 +173,55 @@ def test_cli_sync_runs_until_sigterm_and_stops_cleanly(home: Path, sshd):
             proc.kill()
     assert proc.returncode == 0, err
     assert out.splitlines()[-1] == "stopped" and "ssh:loop: sent 1, deleted 0" in out
+
+
+def test_stopping_live_sync_sends_the_pending_batch(config: Config, sshd):
+    """Ctrl-C / SIGTERM in `webshelf sync` stops the LiveSync: a batch still waiting out its debounce goes out."""
+    web = config.home / "cache" / "web"
+    web.mkdir(parents=True, exist_ok=True)
+    with open_runtime(ssh_config(config, sshd, readonly="bind"), config) as rt:
+        live = LiveSync(web, [rt], debounce_s=60, max_wait_s=60, rescan_interval_s=3600)
+        for worker in live.workers:  # start() did the first full diff
+            worker.next_rescan = time.monotonic() + 3600
+        with live:
+            late = page(web, "late.md", 500)
+            wait_for(lambda: not live.idle(), "the watcher to note the page")
+        assert live.idle()
+        assert remote_view(sshd, web) == {"late.md": late.stat().st_size}
+
+
+def test_sync_sends_a_page_written_during_the_first_full_diff(config: Config, sshd, monkeypatch: pytest.MonkeyPatch):
+    """The watcher runs before the first full diffs: a page stored while they run does not wait
+    for the next rescan (an hour here)."""
+    import core.live
+
+    web = config.home / "cache" / "web"
+    web.mkdir(parents=True, exist_ok=True)
+    ssh_config(config, sshd, readonly="bind")
+    s = config.runtimes.ssh
+    s.debounce_s, s.max_wait_s, s.rescan_interval_s = 0.02, 0.2, 3600
+    opened = core.live.open_runtime
+
+    def open_and_write_during_start(name, cfg):
+        runtime = opened(name, cfg)
+        start = runtime.start
+
+        def start_then_write() -> None:
+            start()  # its full diff has listed the host: this page comes too late for it
+            page(web, "during-start.md", 700)
+
+        runtime.start = start_then_write
+        return runtime
+
+    monkeypatch.setattr(core.live, "open_runtime", open_and_write_during_start)
+    stop, lines = threading.Event(), []
+    syncing = threading.Thread(target=run_sync, args=(config, ["ssh:loop"]),
+                               kwargs={"once": False, "echo": lines.append, "stop": stop})
+    syncing.start()
+    try:
+        wait_for(lambda: "during-start.md" in remote_view(sshd, web), "the page written during the first diff",
+                 timeout=10)
+    finally:
+        stop.set()
+        syncing.join(timeout=30)
+    assert lines[0] == "ssh:loop: full sync: sent 0, deleted 0, unchanged 0" and lines[-1] == "stopped"
