@@ -114,9 +114,15 @@ class VolumeFleet:
         if not behind:
             return {}
         failures: dict[str, str] = {}
-        workers = min(self.settings.reload_concurrency, len(behind))
+        # One reload per sandbox: a runtime attached by id to a sandbox this process also started
+        # is a second member for the same sandbox, and two reloads of one sandbox would collide.
+        first: dict[str, int] = {}
+        for key in behind:
+            first.setdefault(self.members[key][1], key)
+        workers = min(self.settings.reload_concurrency, len(first))
         with concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="webshelf-modal-reload") as pool:
-            outcomes = dict(zip(behind, pool.map(self._reload_one, behind)))
+            by_sandbox = dict(zip(first, pool.map(self._reload_one, first.values())))
+        outcomes = {key: by_sandbox[self.members[key][1]] for key in behind}
         for key, problem in outcomes.items():
             if problem is None:
                 self.seen[key] = self.generation
