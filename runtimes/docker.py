@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 
 from runtimes.base import BindRuntime, ExecResult
-from runtimes.errors import MountCheckError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
+from runtimes.errors import MountCheckError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError, import_sdk
 
 LABEL = "io.webshelf.runtime"
 #: how long a timed-out exec's processes may take to disappear after SIGKILL
@@ -28,11 +28,7 @@ KILL_WAIT_S = 3.0
 
 
 def _sdk(runtime: str):
-    try:
-        import docker
-    except ImportError:
-        raise SandboxUnavailableError(runtime, "the docker runtime needs the docker SDK: pip install 'webshelf[docker]'") from None
-    return docker
+    return import_sdk("docker", runtime, "the docker SDK", "docker", "docker")
 
 
 class DockerRuntime(BindRuntime):

@@ -15,6 +15,9 @@ names the runtime and says what to do. SDK exceptions (docker) are converted whe
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
 
 class SandboxError(Exception):
     code = "runtime_error"
@@ -45,3 +48,13 @@ class SandboxConfigError(SandboxError):
     """The runtime's settings cannot work (e.g. a mount path the sandbox kind forbids)."""
 
     code = "config_invalid"
+
+
+def import_sdk(kind: str, runtime: str, sdk: str, extra: str, *modules: str) -> ModuleType:
+    """Import an optional SDK only when its runtime is used (the first of ``modules`` is
+    returned, the rest are submodules it needs); a missing one names the package to install."""
+    try:
+        loaded = [importlib.import_module(m) for m in modules]
+    except ImportError:
+        raise SandboxUnavailableError(runtime, f"the {kind} runtime needs {sdk}: pip install 'webshelf[{extra}]'") from None
+    return loaded[0]

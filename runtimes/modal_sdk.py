@@ -18,6 +18,7 @@ from typing import Any
 
 from runtimes.base import ExecResult
 from runtimes.errors import (
+    import_sdk,
     MountCheckError, SandboxConfigError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError,
 )
 from runtimes.modal_seam import ImageRecipe, ModalSeam, ReloadBusyError, SandboxRequest
@@ -27,12 +28,7 @@ AUTH_HINT = ("authenticate with `modal token new` (stores ~/.modal.toml), or exp
 
 
 def import_modal(runtime: str = "modal"):
-    try:
-        import modal
-        import modal.exception  # noqa: F401  (the submodule the converter needs)
-    except ImportError:
-        raise SandboxUnavailableError(runtime, "the modal runtime needs the modal SDK: pip install 'webshelf[modal]'") from None
-    return modal
+    return import_sdk("modal", runtime, "the modal SDK", "modal", "modal", "modal.exception")
 
 
 def convert_modal_error(exc: BaseException, runtime: str, doing: str) -> SandboxError:

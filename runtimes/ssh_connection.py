@@ -22,18 +22,14 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 
-from runtimes.errors import SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
+from runtimes.errors import SandboxExecError, SandboxTimeoutError, SandboxUnavailableError, import_sdk
 
 log = logging.getLogger("webshelf.ssh")
 MAX_BACKOFF_S = 30.0
 
 
 def paramiko_sdk(runtime: str):
-    try:
-        import paramiko
-    except ImportError:
-        raise SandboxUnavailableError(runtime, "the ssh runtime needs paramiko: pip install 'webshelf[ssh]'") from None
-    return paramiko
+    return import_sdk("ssh", runtime, "paramiko", "ssh", "paramiko")
 
 
 class SshConnection:
