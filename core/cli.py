@@ -6,6 +6,7 @@
     webshelf config show|check|path
     webshelf sandbox run --runtime NAME -- CMD…
     webshelf runtime check NAME
+    webshelf runtime prune [--dry-run]
     webshelf sync [--runtime NAME…] [--once]
     webshelf tools [--format openai|anthropic|json-schema]
     webshelf mcp
@@ -13,7 +14,7 @@
 
 Output is plain and stable (tests assert it exactly); progress goes to stderr only when
 several URLs are fetched on a terminal. Exit codes: 0 ok, 1 some URL or read failed,
-2 bad usage or config.
+2 bad usage or config; ``sandbox run`` passes the command's own (see its help).
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ import yaml
 
 from core.cache_cli import cache_group
 from core.config import config_path, load_config
-from core.errors import ConfigError, InputError, WebshelfError
+from core.errors import ConfigError, InputError, RuntimeTimeoutError, WebshelfError
 from core.extract import web_extract_sync
 from core.models import ExtractResult
 from core.read import MAX_LIMIT, read_file
-from core.sandbox import converted, open_running, open_runtime
+from core.sandbox import converted, find_orphans, open_running, open_runtime
+from core.shutdown import Stopped, stopping_on_signals
 
 
 def _fail(exc: WebshelfError, code: int) -> None:
@@ -203,23 +205,65 @@ def sandbox_group() -> None:
     """Run commands in a configured sandbox (runtimes.<name> in the config)."""
 
 
+#: exit codes of ``sandbox run`` besides the command's own (as timeout(1), docker run and a shell use them)
+EXIT_TIMEOUT, EXIT_NO_SANDBOX, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND = 124, 125, 126, 127
+
+
+def _stdin_for(forward: bool | None) -> bytes | None:
+    """What ``sandbox run`` sends to the command: all of our standard input when it is a pipe or
+    a file (read to EOF before the command starts), nothing when it is a terminal (so an
+    interactive shell never blocks waiting for input nobody will type) or ``--no-stdin``."""
+    if forward is False:
+        return None
+    stream = click.get_binary_stream("stdin")
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        return None  # no usable stdin (closed)
+    if tty and forward is None:
+        return None
+    try:
+        return stream.read()
+    except (OSError, ValueError):
+        return None
+
+
+def _stopped(stop: Stopped, what: str) -> None:
+    click.echo(f"error[stopped]: {stop.name} received; {what}", err=True)
+    sys.exit(stop.exit_code)
+
+
 @sandbox_group.command("run", context_settings={"ignore_unknown_options": True})
 @click.option("--runtime", "name", required=True, metavar="NAME", help="The runtime section to use (local, docker, …).")
 @click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="Seconds before the command is killed.")
+@click.option("--stdin/--no-stdin", "forward_stdin", default=None,
+              help="Send standard input to the command (default: yes unless it is a terminal).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.pass_context
-def sandbox_run(ctx: click.Context, name: str, timeout: float, command: tuple[str, ...]) -> None:
-    """Start the sandbox, run COMMAND in it, print its output, stop it; exit with its exit code."""
+def sandbox_run(ctx: click.Context, name: str, timeout: float, forward_stdin: bool | None,
+                command: tuple[str, ...]) -> None:
+    """Start the sandbox, run COMMAND in it, print its output, stop it; exit with its exit code.
+
+    Exit codes besides the command's own: 124 timeout, 125 the sandbox could not start (or died),
+    126 the command is not executable, 127 not found, 128+N stopped by signal N (the sandbox is
+    removed first), 2 bad usage or config.
+    """
     config = _config(ctx)
+    stdin = _stdin_for(forward_stdin)
     try:
-        runtime = open_runtime(name, config)
-        with converted(), runtime:
-            result = runtime.exec(list(command), timeout=timeout)
+        with stopping_on_signals():
+            runtime = open_runtime(name, config)
+            with converted(), runtime:
+                result = runtime.exec(list(command), timeout=timeout, stdin=stdin)
+    except Stopped as stop:
+        _stopped(stop, "the sandbox was stopped and removed")
     except ConfigError as exc:
         _fail(exc, 2)
+    except RuntimeTimeoutError as exc:
+        _fail(exc, EXIT_TIMEOUT)
     except WebshelfError as exc:
-        _fail(exc, 125)
+        _fail(exc, EXIT_NO_SANDBOX)
     click.echo(result.stdout, nl=False)  # bytes pass through undecoded
     click.echo(result.stderr, nl=False, err=True)
     sys.exit(result.exit_code)
@@ -227,7 +271,7 @@ def sandbox_run(ctx: click.Context, name: str, timeout: float, command: tuple[st
 
 @main.group("runtime")
 def runtime_group() -> None:
-    """Check configured runtimes."""
+    """Check configured runtimes; remove sandboxes left behind."""
 
 
 @runtime_group.command("check")
@@ -237,15 +281,36 @@ def runtime_check(ctx: click.Context, name: str) -> None:
     """Start the sandbox, verify the read-only same-path mount from inside, stop it."""
     config = _config(ctx)
     try:
-        runtime = open_runtime(name, config)
-        with converted(), runtime:
-            report = runtime.verify()
+        with stopping_on_signals():
+            runtime = open_runtime(name, config)
+            with converted(), runtime:
+                report = runtime.verify()
+    except Stopped as stop:
+        _stopped(stop, "the sandbox was stopped and removed")
     except ConfigError as exc:
         _fail(exc, 2)
     except WebshelfError as exc:
         _fail(exc, 1)
     click.echo("\n".join(report.lines()))
     click.echo("result: ok")
+
+
+@runtime_group.command("prune")
+@click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
+@click.pass_context
+def runtime_prune(ctx: click.Context, dry_run: bool) -> None:
+    """Remove sandboxes whose webshelf process is gone: docker containers of this home and local
+    temp dirs (each start of those runtimes does the same)."""
+    config = _config(ctx)
+    found, notes = find_orphans(config)
+    for orphan in found:
+        if not dry_run:
+            orphan.remove()
+        click.echo(f"{'would remove' if dry_run else 'removed'} {orphan.describe()}")
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    n = f"{len(found)} orphan{'' if len(found) == 1 else 's'}"
+    click.echo("no orphans" if not found else f"{n} found (dry run: nothing removed)" if dry_run else f"{n} removed")
 
 
 @main.command("sync")

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from cache.layout import PAGE_SUFFIX, CacheLayout
 from core.config import Config, load_config
 from core.errors import (
-    ConfigError, MountError, PathOutsideCacheError,
+    ConfigError, MountError, WebshelfError, PathOutsideCacheError,
     RuntimeAdapterError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError,
 )
 from core.read import check_read_args, offset_past_end, page_not_found
@@ -28,7 +28,9 @@ from runtimes.base import Runtime
 from runtimes.errors import (
     MountCheckError, SandboxConfigError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError,
 )
+from runtimes.owner import Orphan
 from runtimes.registry import kind_of, names, runtime_class
+from runtimes.scratch import orphan_dirs
 
 _CONVERT = [(MountCheckError, MountError), (SandboxTimeoutError, RuntimeTimeoutError),
             (SandboxExecError, RuntimeExecError), (SandboxUnavailableError, RuntimeUnavailableError)]
@@ -107,3 +109,21 @@ def read_file_in(runtime: Runtime, path: str | os.PathLike[str], offset: int = 1
         raise RuntimeExecError(f"runtime {runtime.name!r}: reading {shown} inside failed (exit {result.exit_code}): "
                                f"{result.stderr.decode(errors='replace').strip()[:300]}", runtime=runtime.name, path=shown)
     return result.stdout.decode("utf-8", errors="replace")
+
+
+def find_orphans(config: Config | None = None) -> tuple[list[Orphan], list[str]]:
+    """Sandboxes whose owning process is gone: local scratch directories in the temp directory,
+    and docker containers of this home. Also the notes on what could not be checked (no docker
+    SDK, no daemon) — a machine without docker has no containers to leave behind."""
+    config = config or load_config()
+    found, notes = list(orphan_dirs()), []
+    try:
+        docker = open_runtime("docker", config)
+        with converted():
+            try:
+                found += docker.orphans()
+            finally:
+                docker.stop()  # only closes the client: nothing was started
+    except WebshelfError as exc:
+        notes.append(f"docker containers not checked: {exc.message}")
+    return found, notes

@@ -20,9 +20,10 @@ import time
 from collections.abc import Sequence
 
 from runtimes.base import BindRuntime, ExecResult
+from runtimes.docker_owner import LABEL, orphans, owner_labels
 from runtimes.errors import MountCheckError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError, import_sdk
 
-LABEL = "io.webshelf.runtime"
+__all__ = ["LABEL", "DockerRuntime"]
 #: how long a timed-out exec's processes may take to disappear after SIGKILL
 KILL_WAIT_S = 3.0
 
@@ -101,6 +102,7 @@ class DockerRuntime(BindRuntime):
                 raise
             return
         os.makedirs(self.mount.path, mode=0o755, exist_ok=True)
+        self.prune_orphans()
         try:
             self._client.images.get(self.settings.image)
         except errors.ImageNotFound:
@@ -146,12 +148,27 @@ class DockerRuntime(BindRuntime):
             command=list(s.command), mounts=mounts, network_mode=s.network, cap_drop=list(s.cap_drop) or None,
             cap_add=list(s.cap_add) or None, read_only=s.read_only_root, tmpfs=dict(s.tmpfs) or None,
             user=s.user or None, mem_limit=s.mem_limit, nano_cpus=int(s.cpus * 1e9) if s.cpus else None,
-            pids_limit=s.pids_limit, labels={LABEL: self.name, **s.labels}, environment=dict(s.env),
+            pids_limit=s.pids_limit, labels={**s.labels, **owner_labels(self.name, self.mount.path)},
+            environment=dict(s.env),
             working_dir=s.working_dir or None, init=False,
         )
         if s.no_new_privileges:
             options["security_opt"] = ["no-new-privileges:true"]
         return options
+
+    def orphans(self) -> list:
+        """Containers of this home whose owner process is gone (``runtimes.docker_owner``)."""
+        if self._client is None:
+            self._client = self._connect()
+        try:
+            return orphans(self._client, self._docker.errors, self.mount.path)
+        except self._docker.errors.DockerException as exc:
+            raise SandboxUnavailableError(self.name, f"cannot list containers at {self._where()}: {exc}") from None
+
+    def prune_orphans(self) -> None:
+        """Remove orphans before starting a new container: a killed webshelf leaves no trace for long."""
+        for orphan in self.orphans():
+            orphan.remove()
 
     def _remove(self) -> None:
         try:
@@ -206,6 +223,11 @@ class DockerRuntime(BindRuntime):
         code = api.exec_inspect(exec_id).get("ExitCode")
         if code is None:
             raise self._dead(f"{argv[0]!r} ended without an exit code")
+        if code == 126 and stdout.startswith(b"OCI runtime exec failed") and not stderr:
+            # the daemon could not exec the command: its message is no output of the command, and a
+            # missing one gets the shell's 127 (as with docker's CLI and every other runtime)
+            missing = b"executable file not found" in stdout or b"no such file or directory" in stdout
+            return ExecResult(127 if missing else 126, b"", stdout)
         return ExecResult(code, stdout, stderr)
 
     def _talk(self, sock, stdin: bytes | None) -> tuple[bytes, bytes]:

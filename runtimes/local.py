@@ -15,11 +15,11 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 from collections.abc import Sequence
 
 from runtimes.base import BindRuntime, ExecResult
 from runtimes.errors import SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
+from runtimes.scratch import make_scratch, orphan_dirs, remove_tree
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 
@@ -45,12 +45,13 @@ class LocalRuntime(BindRuntime):
                     self.name, f"bubblewrap ({self.settings.bwrap!r}) is not installed or not on PATH; install it "
                     "(Debian/Ubuntu: apt-get install bubblewrap) or set runtimes.local.bwrap to its path. "
                     "To run without a sandbox on purpose, set runtimes.local.sandbox: none")
-            self._scratch = tempfile.mkdtemp(prefix="webshelf-bwrap-tmp-")
-            os.chmod(self._scratch, 0o1777)
+            for orphan in orphan_dirs():  # left by a local runtime whose process was killed
+                orphan.remove()
+            self._scratch = make_scratch()
         self._started = True
         try:
             probe = self.exec(["true"], timeout=30)
-        except SandboxExecError:
+        except BaseException:  # a signal during the probe too: never leave the scratch directory
             self.stop()
             raise
         if not probe.ok:
@@ -63,7 +64,7 @@ class LocalRuntime(BindRuntime):
     def stop(self) -> None:
         self._started = False
         if self._scratch:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            remove_tree(self._scratch)
             self._scratch = None
 
     def is_alive(self) -> bool:
@@ -113,17 +114,39 @@ class LocalRuntime(BindRuntime):
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
                                     start_new_session=True)
         except FileNotFoundError as exc:
+            if self._bwrap is None and exc.filename in (argv[0], None):  # sandbox: none, like a shell
+                return ExecResult(127, b"", f"{argv[0]}: not found\n".encode())
             raise SandboxExecError(self.name, f"cannot run {exc.filename!r}: not found") from None
+        except PermissionError:
+            if self._bwrap is None:
+                return ExecResult(126, b"", f"{argv[0]}: permission denied\n".encode())
+            raise SandboxExecError(self.name, f"cannot run {argv[0]!r}: permission denied") from None
         except OSError as exc:
             raise SandboxExecError(self.name, f"cannot run {argv[0]!r}: {exc.strerror}") from None
         try:
             out, err = proc.communicate(stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.communicate()
+            self._kill(proc)
             raise SandboxTimeoutError(self.name, f"{argv[0]!r} did not finish within {timeout:g} s and was killed "
                                       "(with every process it started)") from None
-        return ExecResult(proc.returncode, out, err)
+        except BaseException:
+            self._kill(proc)  # a signal turned into an exception (CLI): the sandbox goes before its /tmp
+            raise
+        code = _launch_failure(proc.returncode, err) if self._bwrap else proc.returncode
+        return ExecResult(code, out, err)
+
+    @staticmethod
+    def _kill(proc: subprocess.Popen) -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
+
+
+def _launch_failure(code: int, err: bytes) -> int:
+    """bwrap exits 1 when it cannot exec the command; give the shell's codes instead (127: not
+    found, 126: not executable) so ``sandbox run`` exits the same way on every runtime."""
+    if code == 1 and err.startswith(b"bwrap: execvp ") and err.count(b"\n") <= 1:
+        return 127 if b"No such file or directory" in err else 126
+    return code
