@@ -215,11 +215,11 @@ def _stdin_for(forward: bool | None) -> bytes | None:
     interactive shell never blocks waiting for input nobody will type) or ``--no-stdin``."""
     if forward is False:
         return None
-    stream = click.get_binary_stream("stdin")
+    stream = getattr(sys.stdin, "buffer", sys.stdin)
     try:
         tty = stream.isatty()
     except (AttributeError, ValueError):
-        return None  # no usable stdin (closed)
+        return None  # no usable stdin (none, or closed)
     if tty and forward is None:
         return None
     try:

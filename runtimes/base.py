@@ -90,7 +90,13 @@ class Runtime(ABC):
         """Run ``argv`` (no shell) inside; raise ``SandboxTimeoutError`` after ``timeout`` s."""
 
     def __enter__(self) -> "Runtime":
-        self.start()
+        try:
+            self.start()
+        except BaseException:
+            # ``with`` never calls __exit__ when __enter__ raises: a start cut short (a failure,
+            # or a signal the CLI turned into an exception) must still remove what it created
+            self.stop()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -37,21 +37,24 @@ def owner_of(labels: dict[str, str]) -> Owner | None:
 
 
 def orphans(client, errors, web: Path) -> list[Orphan]:
-    """Containers of this home whose owner process is gone (``errors`` is ``docker.errors``)."""
+    """Containers of this home whose owner process is gone (``errors`` is ``docker.errors``).
+
+    Listed with the low-level API (one request, labels included): the high-level list inspects
+    each container afterwards and fails on one removed in between by someone else."""
     home = home_of(web)
     found = []
-    for box in client.containers.list(all=True, filters={"label": [f"{HOME}={home}", PID]}):
-        labels = box.labels or {}
+    for row in client.api.containers(all=True, filters={"label": [f"{HOME}={home}", PID]}):
+        labels = row.get("Labels") or {}
         owner = owner_of(labels)
         if owner is None or owner.alive():
             continue
 
-        def remove(box=box) -> None:
+        def remove(cid=row["Id"]) -> None:
             try:
-                box.remove(force=True)
+                client.api.remove_container(cid, force=True)
             except errors.NotFound:
                 pass  # removed meanwhile (by another pruner): fine
 
-        found.append(Orphan("docker container", box.short_id, owner,
+        found.append(Orphan("docker container", row["Id"][:12], owner,
                             f", runtime {labels.get(LABEL, '?')}, home {home}", remove))
     return found
