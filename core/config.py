@@ -85,8 +85,9 @@ class ParallelConfig(HostedBackendConfig):
 
 class WebConfig(Strict):
     backend: str | None = Field(
-        None, description="Backend used to fetch pages; unset: the first hosted provider with a key, else local.")
-    extract_backend: str | None = Field(None, description="Backend for web_extract; overrides web.backend.")
+        "local", description="Backend used to fetch pages: local (default), firecrawl, tavily, exa, parallel, or auto "
+        "(the first hosted provider with a key, else local). A key alone never changes the backend.")
+    extract_backend: str | None = Field(None, description="Backend for web_extract (same choices); overrides web.backend.")
     extract_char_limit: int = Field(
         15_000, ge=CHAR_LIMIT_RANGE[0], le=CHAR_LIMIT_RANGE[1],
         description="Budget in characters for what one page returns to the agent, footer included.",
@@ -113,6 +114,9 @@ class WebConfig(Strict):
     max_retry_wait_s: float = Field(10.0, ge=0, le=600, description="Total seconds spent waiting between retries of one URL.")
     max_pdf_pages: int = Field(200, ge=1, le=100_000, description="PDF pages converted to text.")
     wrap_untrusted: bool = Field(False, description="Wrap page content in untrusted-content markers with a random id.")
+    private_urls: Literal["local", "refuse"] = Field(
+        "local", description="With a hosted backend, URLs never sent to the provider (private, allow-listed, loopback, "
+        "file://) are fetched by the local backend (local) or fail with not_sent_to_provider (refuse).")
     # hosted backends (core/backends/hosted.py): one section per provider
     firecrawl: FirecrawlConfig = Field(default_factory=FirecrawlConfig)
     tavily: TavilyConfig = Field(default_factory=TavilyConfig)
