@@ -44,6 +44,9 @@ Progress = Callable[[ExtractResult], None]
 # (default 20), so 64 keeps up with writes, while bounding what a call waits for: an unlink of
 # a flushed file costs 2–3 ms on a slow disk (docs/benchmarks.md, Cache), so ≤ ~200 ms.
 OPPORTUNISTIC_REMOVALS = 64
+# An empty page (an SPA shell, a script-only page) is stored but never reused: the next call
+# fetches it again, so the agent always gets this note rather than a silent empty copy.
+EMPTY_NOTE = "no readable text was found on this page"
 
 
 def check_urls(urls: Sequence[str] | str, max_urls: int) -> list[str]:
@@ -106,7 +109,7 @@ def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: in
     if cut_note:
         notes.append(cut_note)
     if not text.strip():
-        notes.append("no readable text was found on this page")
+        notes.append(EMPTY_NOTE)
     window, content = _window(text, budget, config, path=path, store_note=store_note, cut_note=cut_note)
     return ExtractResult(
         url=page.url, final_url=page.final_url, title=title, content=content, truncated=window.truncated,
@@ -151,13 +154,15 @@ def _from_cache(url: str, hit: CachedPage, budget: int, config: Config, started:
 def _reuse(shelf: Shelf | None, url: str, fresh: bool, config: Config) -> CachedPage | None:
     """A stored copy to serve instead of fetching, or None; a broken cache is just a miss.
     The address policy applies to hits too (by URL, no DNS): a host the config now refuses is
-    not served from an older copy — the fetch path then reports why."""
+    not served from an older copy — the fetch path then reports why. An empty stored copy is not
+    reused either: fetching again gives the page another chance and its note."""
     if shelf is None or fresh or config.cache.max_age <= 0 or url[:5].lower() == "file:":
         return None  # file:// pages are read again: web.file_dirs is checked on every read
     try:
         check_url(url)
         netpolicy.check_url(url, netpolicy.Policy.from_config(config.web))
-        return shelf.reuse(url, config.cache.max_age)
+        hit = shelf.reuse(url, config.cache.max_age)
+        return hit if hit is None or hit.text.strip() else None  # an empty copy: fetch again (EMPTY_NOTE)
     except (WebshelfError, OSError, sqlite3.Error) as exc:
         if not isinstance(exc, WebshelfError):
             log.warning("cache lookup for %s failed, fetching instead: %s", url, exc)
