@@ -27,6 +27,7 @@ import yaml
 
 from core.cache_cli import cache_group
 from core.config import config_path, load_config
+from core.config_env import unset_settings
 from core.errors import ConfigError, InputError, WebshelfError
 from core.extract import web_extract_sync
 from core.models import ExtractResult
@@ -184,6 +185,9 @@ def config_show(ctx: click.Context) -> None:
     """Print the effective configuration (defaults filled in) as YAML."""
     config = _config(ctx)
     click.echo(f"# home: {config.home}\n# file: {config.source or '(none: defaults)'}")
+    for unset in unset_settings(config):
+        click.echo(f"# unset: {unset.key} (environment variable {unset.var} is not set; shown at its default, "
+                   "and whatever reads it fails until the variable is set)")
     click.echo(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), nl=False)
 
 
@@ -193,6 +197,9 @@ def config_check(ctx: click.Context) -> None:
     """Validate the configuration; exit 2 with the problems if it is invalid."""
     config = _config(ctx)
     click.echo(f"ok: {config.source or 'no config file; using defaults'}")
+    for unset in unset_settings(config):  # not fatal: only what reads the setting fails
+        click.echo(f"warning: {unset.key}: environment variable {unset.var} is not set; whatever reads this "
+                   "setting fails until it is", err=True)
 
 
 @contextlib.contextmanager

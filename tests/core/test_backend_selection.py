@@ -128,7 +128,7 @@ def test_backends_says_when_the_configured_backend_cannot_be_used(home):
 def test_a_backend_without_its_key_fails_the_same_way_cached_or_not(home_config_allows_loopback, server):
     """Regression (issue 12): --backend NAME without the key served a cached page silently but
     failed an uncached one with a config error."""
-    cached, uncached = server.url("/pydocs/library__re.html"), server.url("/pydocs/library__json.html")
+    cached, uncached = server.url("/pydocs/library__re.html"), server.url("/pydocs/library__os.html")
     first = CliRunner().invoke(main, ["extract", cached])
     assert first.exit_code == 0, first.output
     outcomes = [CliRunner().invoke(main, ["extract", "--backend", "firecrawl", url]) for url in (cached, uncached)]
@@ -136,12 +136,12 @@ def test_a_backend_without_its_key_fails_the_same_way_cached_or_not(home_config_
     assert outcomes[0].output == outcomes[1].output == (
         "error[config_invalid]: the firecrawl backend needs an API key: set web.firecrawl.api_key "
         "(e.g. '${FIRECRAWL_API_KEY}') or the environment variable FIRECRAWL_API_KEY\n")
-    hits = server.hits.get("/pydocs/library__json.html", 0)
+    hits = server.hits.get("/pydocs/library__os.html", 0)
     config = load_config().with_home(home_config_allows_loopback.parent)
     for url in (cached, uncached):
         with pytest.raises(ConfigError, match="the tavily backend needs an API key"):
             web_extract_sync([url], config=config, backend="tavily")
-    assert server.hits.get("/pydocs/library__json.html", 0) == hits  # nothing was fetched either way
+    assert server.hits.get("/pydocs/library__os.html", 0) == hits  # nothing was fetched either way
 
 
 def test_config_show_never_prints_a_key(home):
