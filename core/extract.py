@@ -9,6 +9,10 @@ A URL with a stored copy younger than ``cache.max_age`` is served from the shelf
 network request (``cached=True``; ``fresh=True`` bypasses this), and the backend is not even
 opened when every URL is a hit. After a call that wrote pages, one bounded eviction pass runs
 (skipped at once if another process is pruning), protecting every page this call hands out.
+
+The backend is ``local`` unless the call or the config names another (core/backends/selection.py:
+a provider key alone never switches it), and a hosted backend is never sent a URL only this
+machine should fetch — those go to the local backend with a note (core/backends/routing.py).
 """
 
 from __future__ import annotations

@@ -37,9 +37,9 @@ def backend_status(config: Config) -> list[BackendStatus]:
     """Every backend, whether it can be used now and why (not)."""
     rows = [BackendStatus("local", True, "fetches and converts on this machine; no key needed")]
     for name, env_var in HOSTED_KEYS.items():
-        settings = getattr(config.web, name)
-        try:
-            settings.api_key  # noqa: B018 — an api_key naming an unset ${VAR} raises its deferred error
+        try:  # a section or api_key naming an unset ${VAR} raises its deferred error
+            settings = getattr(config.web, name)
+            settings.api_key  # noqa: B018
         except ConfigError as exc:
             rows.append(BackendStatus(name, False, exc.message))
             continue
