@@ -28,6 +28,7 @@ import yaml
 
 from core.cache_cli import cache_group
 from core.config import config_path, load_config
+from core.config_env import unset_settings
 from core.errors import ConfigError, InputError, RuntimeTimeoutError, WebshelfError
 from core.extract import web_extract_sync
 from core.models import ExtractResult
@@ -140,20 +141,29 @@ def read(ctx: click.Context, path: str, offset: int, limit: int) -> None:
 @main.command("backends")
 @click.pass_context
 def backends_cmd(ctx: click.Context) -> None:
-    """List the backends, which can be used now and why (not), and which one extract uses."""
-    from core.backends import backend_status, select_backend
+    """List the backends, which can be used now and why (not), which one extract uses and why,
+    and which one web.backend: auto would pick."""
+    from core.backends import CHOICES, HOSTED_KEYS, auto_pick, backend_status, selection
+    from core.backends.routing import hosted_rule
 
     config = _config(ctx)
-    chosen = select_backend(config)
-    rows = backend_status(config)
+    try:
+        chosen = selection(config)
+        rows = backend_status(config)
+        auto, auto_why = auto_pick(config)
+    except ConfigError as exc:
+        _fail(exc, 2)
     for row in rows:
-        mark = "*" if row.name == chosen else " "
+        mark = "*" if row.name == chosen.name else " "
         click.echo(f"{mark} {row.name:<10} {'usable' if row.usable else 'unusable':<9} {row.why}")
-    status = next((r for r in rows if r.name == chosen), None)
+    status = next((r for r in rows if r.name == chosen.name), None)
     problem = ("" if status and status.usable else
                " (unusable: set its API key)" if status else
-               f" (unknown backend; choose one of: {', '.join(r.name for r in rows)})")
-    click.echo(f"extract uses: {chosen}{problem}")
+               f" (unknown backend; choose one of: {', '.join(CHOICES)})")
+    click.echo(f"extract uses: {chosen.name}{problem} — {chosen.why}")
+    click.echo(f"auto would pick: {auto} — {auto_why}")
+    if chosen.name in HOSTED_KEYS:
+        click.echo(hosted_rule(config, chosen.name))
     if problem:
         sys.exit(1)
 
@@ -177,6 +187,9 @@ def config_show(ctx: click.Context) -> None:
     """Print the effective configuration (defaults filled in) as YAML."""
     config = _config(ctx)
     click.echo(f"# home: {config.home}\n# file: {config.source or '(none: defaults)'}")
+    for unset in unset_settings(config):
+        click.echo(f"# unset: {unset.key} (environment variable {unset.var} is not set; shown at its default, "
+                   "and whatever reads it fails until the variable is set)")
     click.echo(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), nl=False)
 
 
@@ -186,6 +199,9 @@ def config_check(ctx: click.Context) -> None:
     """Validate the configuration; exit 2 with the problems if it is invalid."""
     config = _config(ctx)
     click.echo(f"ok: {config.source or 'no config file; using defaults'}")
+    for unset in unset_settings(config):  # not fatal: only what reads the setting fails
+        click.echo(f"warning: {unset.key}: environment variable {unset.var} is not set; whatever reads this "
+                   "setting fails until it is", err=True)
 
 
 @contextlib.contextmanager

@@ -4,7 +4,8 @@ One file (``$WEBSHELF_HOME/config.yaml``, or ``--config`` / ``WEBSHELF_CONFIG``)
 everything. Unknown keys are rejected and out-of-range values are errors naming the key and
 the allowed range — never silently clamped — because a typo in a deployment config should
 fail loudly at start, not quietly change behaviour. ``${ENV_VAR}`` (or ``${ENV_VAR:-default}``)
-in any string keeps secrets out of the file.
+in any string keeps secrets out of the file; an unset one is an error only where its setting is
+read (core/config_env.py), so a missing provider key never stops ``webshelf read``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError, field_validator
 
+from core.config_env import Unset, defer, field_path, interpolate, prune
 from core.errors import ConfigError, InputError
 from core.units import Duration, Size
 
@@ -25,9 +27,24 @@ CHAR_LIMIT_RANGE = (2_000, 2_000_000)
 
 
 class Strict(BaseModel):
-    """Base for every config section: unknown keys are errors."""
+    """Base for every config section: unknown keys are errors. A field whose ``${VAR}`` is unset
+    raises its ConfigError when read, not when the file loads (core/config_env.py)."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    _unset: dict[str, Unset] = PrivateAttr(default_factory=dict)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name[:1] != "_" and name in type(self).__pydantic_fields__:
+            pending = (object.__getattribute__(self, "__pydantic_private__") or {}).get("_unset")
+            if pending and name in pending:
+                raise pending[name].error()
+        return object.__getattribute__(self, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        private = object.__getattribute__(self, "__pydantic_private__") or {}
+        if name in private.get("_unset", {}):  # a value set in code replaces the unset one
+            private["_unset"] = {k: v for k, v in private["_unset"].items() if k != name}
+        super().__setattr__(name, value)
 
 
 class HostedBackendConfig(Strict):
@@ -85,8 +102,9 @@ class ParallelConfig(HostedBackendConfig):
 
 class WebConfig(Strict):
     backend: str | None = Field(
-        None, description="Backend used to fetch pages; unset: the first hosted provider with a key, else local.")
-    extract_backend: str | None = Field(None, description="Backend for web_extract; overrides web.backend.")
+        "local", description="Backend used to fetch pages: local (default), firecrawl, tavily, exa, parallel, or auto "
+        "(the first hosted provider with a key, else local). A key alone never changes the backend.")
+    extract_backend: str | None = Field(None, description="Backend for web_extract (same choices); overrides web.backend.")
     extract_char_limit: int = Field(
         15_000, ge=CHAR_LIMIT_RANGE[0], le=CHAR_LIMIT_RANGE[1],
         description="Budget in characters for what one page returns to the agent, footer included.",
@@ -113,6 +131,9 @@ class WebConfig(Strict):
     max_retry_wait_s: float = Field(10.0, ge=0, le=600, description="Total seconds spent waiting between retries of one URL.")
     max_pdf_pages: int = Field(200, ge=1, le=100_000, description="PDF pages converted to text.")
     wrap_untrusted: bool = Field(False, description="Wrap page content in untrusted-content markers with a random id.")
+    private_urls: Literal["local", "refuse"] = Field(
+        "local", description="With a hosted backend, URLs never sent to the provider (private, allow-listed, loopback, "
+        "file://) are fetched by the local backend (local) or fail with not_sent_to_provider (refuse).")
     # hosted backends (core/backends/hosted.py): one section per provider
     firecrawl: FirecrawlConfig = Field(default_factory=FirecrawlConfig)
     tavily: TavilyConfig = Field(default_factory=TavilyConfig)
@@ -356,31 +377,6 @@ def config_path(explicit: str | Path | None = None) -> tuple[Path, bool]:
     return default_home() / "config.yaml", False
 
 
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}")
-
-
-def _interpolate(node: Any, where: str, file: Path) -> Any:
-    if isinstance(node, dict):
-        return {k: _interpolate(v, f"{where}.{k}" if where else str(k), file) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_interpolate(v, f"{where}[{i}]", file) for i, v in enumerate(node)]
-    if isinstance(node, str):
-        def repl(m: re.Match[str]) -> str:
-            value = os.environ.get(m.group(1))
-            if value is None:
-                if m.group(2) is not None:
-                    return m.group(2)
-                raise ConfigError(
-                    f"{file}: {where}: environment variable {m.group(1)} is not set; "
-                    f"export it or write ${{{m.group(1)}:-default}}",
-                    path=str(file), key=where,
-                )
-            return value
-
-        return _ENV_REF.sub(repl, node)
-    return node
-
-
 def _describe(err: dict[str, Any]) -> str:
     key = ".".join(str(p) for p in err["loc"])
     kind = err["type"]
@@ -399,12 +395,24 @@ def parse_config(data: Any, file: Path) -> Config:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: the top level must be a mapping of sections (web, cache, runtimes)", path=str(file))
-    data = _interpolate(data, "", file)
+    unset: dict[tuple, Unset] = {}
+    data = interpolate(data, file, unset)
+    deferred: dict[tuple, Unset] = {}
+    for parts, missing in unset.items():  # a setting naming an unset ${VAR} takes its default for now
+        if (path := field_path(Config, parts)) is not None:
+            deferred.setdefault(path, missing)
+            prune(data, path)
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as exc:
+        for err in exc.errors():  # a required setting cannot wait: its variable is needed now
+            if err["type"] == "missing" and tuple(err["loc"]) in deferred:
+                raise deferred[tuple(err["loc"])].error() from None
         problems = "; ".join(_describe(e) for e in exc.errors())
         raise ConfigError(f"{file}: {problems}", path=str(file)) from None
+    for path, missing in deferred.items():
+        defer(config, path, missing)
+    return config
 
 
 def load_config(path: str | Path | None = None) -> Config:

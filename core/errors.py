@@ -16,7 +16,8 @@ yaml, SDKs) are converted where they enter webshelf and never leak out.
     │   ├── UnsupportedContentError    unsupported_content_type
     │   ├── HTTPStatusError            http_status        (carries .context["status"])
     │   ├── TooManyRedirectsError      too_many_redirects (more than web.max_redirects hops)
-    │   └── BackendError               backend_error      (a hosted provider failed)
+    │   ├── BackendError               backend_error      (a hosted provider failed)
+    │   └── NotSentToProviderError     not_sent_to_provider (a private/allow-listed/file URL kept off a provider)
     ├── CacheError                     cache_error
     │   ├── PathOutsideCacheError      path_outside_cache
     │   ├── PageNotFoundError          page_not_found     (missing or evicted page)
@@ -89,6 +90,13 @@ class TooManyRedirectsError(FetchError):
 
 class BackendError(FetchError):
     code = "backend_error"
+
+
+class NotSentToProviderError(FetchError):
+    """A URL only this machine should fetch (private, allow-listed, loopback, file://) that a hosted
+    backend was asked for: it is never sent (core/backends/routing.py)."""
+
+    code = "not_sent_to_provider"
 
 
 class CacheError(WebshelfError):

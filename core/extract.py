@@ -9,24 +9,30 @@ A URL with a stored copy younger than ``cache.max_age`` is served from the shelf
 network request (``cached=True``; ``fresh=True`` bypasses this), and the backend is not even
 opened when every URL is a hit. After a call that wrote pages, one bounded eviction pass runs
 (skipped at once if another process is pruning), protecting every page this call hands out.
+
+The backend is ``local`` unless the call or the config names another (core/backends/selection.py:
+a provider key alone never switches it), and a hosted backend is never sent a URL only this
+machine should fetch — those go to the local backend with a note (core/backends/routing.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from cache.evict import EvictionPolicy
 from cache.hooks import on_evict
 from cache.shelf import CachedPage, Shelf
-from core.backends import check_backend, get_backend, select_backend
+from core.backends import HOSTED_KEYS, check_backend, get_backend, require_key, select_backend
+from core.backends.routing import keep_local, local_note, not_sent_error
 from core.clean import clean_markdown
 from core.config import Config, check_char_limit, load_config
 from core.errors import InputError, InvalidURLError, WebshelfError
@@ -42,6 +48,9 @@ Progress = Callable[[ExtractResult], None]
 # (default 20), so 64 keeps up with writes, while bounding what a call waits for: an unlink of
 # a flushed file costs 2–3 ms on a slow disk (docs/benchmarks.md, Cache), so ≤ ~200 ms.
 OPPORTUNISTIC_REMOVALS = 64
+# An empty page (an SPA shell, a script-only page) is stored but never reused: the next call
+# fetches it again, so the agent always gets this note rather than a silent empty copy.
+EMPTY_NOTE = "no readable text was found on this page"
 
 
 def check_urls(urls: Sequence[str] | str, max_urls: int) -> list[str]:
@@ -104,7 +113,7 @@ def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: in
     if cut_note:
         notes.append(cut_note)
     if not text.strip():
-        notes.append("no readable text was found on this page")
+        notes.append(EMPTY_NOTE)
     window, content = _window(text, budget, config, path=path, store_note=store_note, cut_note=cut_note)
     return ExtractResult(
         url=page.url, final_url=page.final_url, title=title, content=content, truncated=window.truncated,
@@ -149,13 +158,15 @@ def _from_cache(url: str, hit: CachedPage, budget: int, config: Config, started:
 def _reuse(shelf: Shelf | None, url: str, fresh: bool, config: Config) -> CachedPage | None:
     """A stored copy to serve instead of fetching, or None; a broken cache is just a miss.
     The address policy applies to hits too (by URL, no DNS): a host the config now refuses is
-    not served from an older copy — the fetch path then reports why."""
+    not served from an older copy — the fetch path then reports why. An empty stored copy is not
+    reused either: fetching again gives the page another chance and its note."""
     if shelf is None or fresh or config.cache.max_age <= 0 or url[:5].lower() == "file:":
         return None  # file:// pages are read again: web.file_dirs is checked on every read
     try:
         check_url(url)
         netpolicy.check_url(url, netpolicy.Policy.from_config(config.web))
-        return shelf.reuse(url, config.cache.max_age)
+        hit = shelf.reuse(url, config.cache.max_age)
+        return hit if hit is None or hit.text.strip() else None  # an empty copy: fetch again (EMPTY_NOTE)
     except (WebshelfError, OSError, sqlite3.Error) as exc:
         if not isinstance(exc, WebshelfError):
             log.warning("cache lookup for %s failed, fetching instead: %s", url, exc)
@@ -185,6 +196,56 @@ def _evict_after(shelf: Shelf, config: Config, protect: set[str], runtimes: Sequ
                  len(report.temp_removed))
 
 
+async def _fetch_misses(misses: list[str], backend_name: str, fresh: bool, shelf: Shelf | None,
+                        shelf_error: str | None, budget: int, config: Config,
+                        progress: Progress | None) -> dict[str, ExtractResult]:
+    """Fetch, clean, store and window every URL without a reusable copy. With a hosted backend,
+    URLs only this machine should fetch (core/backends/routing.py) go to the local backend with a
+    note saying why — or fail with ``not_sent_to_provider`` (``web.private_urls: refuse``)."""
+    valid = [u for u in misses if _valid(u)]
+    stay_here = await keep_local(valid, config) if backend_name != "local" else {}
+    refused = stay_here if config.web.private_urls == "refuse" else {}
+    local_reasons = {} if refused else stay_here
+    groups = {backend_name: [u for u in valid if u not in stay_here]}
+    if local_reasons:  # only when backend_name is hosted
+        groups["local"] = list(local_reasons)
+
+    async with contextlib.AsyncExitStack() as stack:
+        pending: dict[str, Awaitable[Page]] = {}
+        used: dict[str, str] = {}
+        for name, group in groups.items():
+            if group:  # an invalid URL fails in one() before it needs a backend
+                opened = await stack.enter_async_context(get_backend(name, config))
+                opened.fresh = fresh  # hosted backends send the freshness to their API
+                # every URL starts at once; a batching backend (core/backends/hosted.py) groups them
+                pending.update(opened.fetch_many(group))
+                used.update(dict.fromkeys(group, name))
+
+        async def one(url: str) -> ExtractResult:
+            started = time.perf_counter()
+            name = used.get(url, backend_name)
+            try:
+                check_url(url)
+                if url in refused:
+                    raise not_sent_error(url, backend_name, refused[url])
+                page = await pending[url]  # the backend limits requests in flight (web.concurrency)
+                result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config, name, started)
+                if url in local_reasons:
+                    result.notes.insert(0, local_note(backend_name, local_reasons[url]))
+            except WebshelfError as exc:
+                result = _error_result(url, exc, started, name)
+            except Exception as exc:  # noqa: BLE001 — one URL's bug must not fail the others
+                log.exception("unexpected error extracting %s", url)
+                result = _error_result(url, WebshelfError(f"{url}: internal error: {type(exc).__name__}: {exc}"),
+                                       started, name)
+                result.error.code = "internal_error"
+            if progress:
+                progress(result)
+            return result
+
+        return dict(zip(misses, await asyncio.gather(*(one(u) for u in misses))))
+
+
 async def web_extract(
     urls: Sequence[str] | str,
     *,
@@ -207,6 +268,8 @@ async def web_extract(
     budget = check_char_limit(char_limit) if char_limit is not None else config.web.extract_char_limit
     unique = list(dict.fromkeys(urls))
     backend_name = check_backend(select_backend(config, backend))  # a config error before anything is touched
+    if backend_name in HOSTED_KEYS:  # no key: the same error whether the pages are cached or not
+        require_key(backend_name, config)
     shelf: Shelf | None = None
     shelf_error: str | None = None
     try:
@@ -225,32 +288,8 @@ async def web_extract(
         by_url[url] = _from_cache(url, hit, budget, config, started)
         if progress:
             progress(by_url[url])
-    if misses:  # the backend (and its HTTP client) is opened only when something must be fetched
-        chosen = get_backend(backend_name, config)
-        chosen.fresh = fresh  # hosted backends send the freshness to their API
-
-        async def one(url: str) -> ExtractResult:
-            started = time.perf_counter()
-            try:
-                check_url(url)
-                page = await pending[url]  # the backend limits requests in flight (web.concurrency)
-                result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config,
-                                                 chosen.name, started)
-            except WebshelfError as exc:
-                result = _error_result(url, exc, started, chosen.name)
-            except Exception as exc:  # noqa: BLE001 — one URL's bug must not fail the others
-                log.exception("unexpected error extracting %s", url)
-                result = _error_result(url, WebshelfError(f"{url}: internal error: {type(exc).__name__}: {exc}"),
-                                       started, chosen.name)
-                result.error.code = "internal_error"
-            if progress:
-                progress(result)
-            return result
-
-        async with chosen:
-            # every URL starts at once; a batching backend (core/backends/hosted.py) groups them
-            pending = chosen.fetch_many([u for u in misses if _valid(u)])
-            by_url.update(zip(misses, await asyncio.gather(*(one(u) for u in misses))))
+    if misses:  # a backend (and its HTTP client) is opened only when something must be fetched
+        by_url.update(await _fetch_misses(misses, backend_name, fresh, shelf, shelf_error, budget, config, progress))
     handed_out = [r.path for r in by_url.values() if r.path]
     if runtimes and handed_out:  # cached pages too: a sandbox started since may not have them
         problems = await asyncio.to_thread(publish_all, runtimes, handed_out, config.runtimes.publish_timeout_s)

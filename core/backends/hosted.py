@@ -7,7 +7,9 @@ base class does the rest the same way for all of them:
 - the API key comes from ``web.<provider>.api_key`` (``${ENV}`` allowed) or the provider's usual
   environment variable; it is sent only in the auth header and scrubbed from every message;
 - every URL passes the DNS-free address policy and the secret-URL check before it is sent
-  (``netpolicy.check_hosted_url``); the provider's own base URL is operator configuration;
+  (``netpolicy.check_hosted_url``), and a URL only this machine should fetch (private, allow-listed,
+  loopback, ``file://``: ``routing.local_only_reason``) is never sent — ``web_extract`` hands those to
+  the local backend first; the provider's own base URL is operator configuration;
 - URLs go out in batches of ``batch_size`` (1 = one request per URL), at most ``web.concurrency``
   requests in flight; a failed request fails only the URLs of its batch, and a URL the provider
   reports as failed inside an HTTP 200 fails alone;
@@ -18,7 +20,6 @@ base class does the rest the same way for all of them:
 from __future__ import annotations
 
 import asyncio
-import os
 from abc import abstractmethod
 from collections.abc import Awaitable
 from typing import Any
@@ -27,20 +28,15 @@ import httpx
 
 from core.backends.base import Backend
 from core.backends.local import retry_after_s
+from core.backends.routing import DIRECT_HINT, local_only_reason, not_sent_error
+from core.backends.selection import configured_key, require_key
 from core.config import Config, HostedBackendConfig
-from core.errors import BackendError, ConfigError, FetchError, FetchTimeoutError, HTTPStatusError
+from core.errors import BackendError, FetchError, FetchTimeoutError, HTTPStatusError
 from core.freshness import max_age_s
 from core.models import Page
 from core.netpolicy import Policy, check_hosted_url, redact
 
 Outcome = Page | FetchError
-
-
-def configured_key(settings: HostedBackendConfig, env_var: str) -> str | None:
-    """The API key from the config section, else from the provider's environment variable."""
-    if settings.api_key is not None and settings.api_key.get_secret_value().strip():
-        return settings.api_key.get_secret_value().strip()
-    return os.environ.get(env_var, "").strip() or None
 
 
 def provider_message(response: httpx.Response) -> str:
@@ -71,11 +67,7 @@ class HostedBackend(Backend):
     def __init__(self, config: Config) -> None:
         super().__init__(config)
         self.settings: HostedBackendConfig = getattr(config.web, self.name)
-        key = configured_key(self.settings, self.env_var)
-        if key is None:
-            raise ConfigError(f"the {self.name} backend needs an API key: set web.{self.name}.api_key "
-                              f"(e.g. '${{{self.env_var}}}') or the environment variable {self.env_var}",
-                              key=f"web.{self.name}.api_key")
+        key = require_key(self.name, config)  # the same ConfigError extract raises before the cache
         self._key = key
         self.policy = Policy.from_config(config.web)
         self._client = httpx.AsyncClient(
@@ -124,6 +116,8 @@ class HostedBackend(Backend):
         for url, future in futures.items():
             try:
                 check_hosted_url(url, self.policy, self.name)
+                if reason := local_only_reason(url, self.policy):  # extract routes these to local first
+                    raise not_sent_error(url, self.name, reason, DIRECT_HINT)
                 allowed.append(url)
             except FetchError as exc:
                 future.set_exception(exc)

@@ -84,8 +84,9 @@ def test_env_vars_are_interpolated_and_a_missing_one_is_named(tmp_path, monkeypa
     monkeypatch.setenv("WS_UA", "my-agent/1.0")
     config = parse_config(yaml.safe_load("web:\n  user_agent: '${WS_UA} (+${WS_SITE:-none})'\n"), tmp_path / "c.yaml")
     assert config.web.user_agent == "my-agent/1.0 (+none)"
+    config = parse_config({"web": {"user_agent": "${WS_MISSING}"}}, tmp_path / "c.yaml")  # deferred: loads
     with pytest.raises(ConfigError, match=r"web\.user_agent: environment variable WS_MISSING is not set"):
-        parse_config({"web": {"user_agent": "${WS_MISSING}"}}, tmp_path / "c.yaml")
+        config.web.user_agent  # noqa: B018 — the error comes when the setting is read
 
 
 def test_the_home_is_normalised_so_footer_paths_match_the_sandbox_mount(tmp_path, monkeypatch):
