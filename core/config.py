@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, Valid
 
 from core.errors import ConfigError, InputError
 from core.units import Duration, Size
+from runtimes.local_view import SYSTEM_BINDS
 
 DEFAULT_USER_AGENT = "webshelf/0.1 (+https://pypi.org/project/webshelf/; web reader for AI agents)"
 CHAR_LIMIT_RANGE = (2_000, 2_000_000)
@@ -133,7 +134,12 @@ class LocalRuntimeConfig(Strict):
     sandbox: Literal["bwrap", "none"] = Field(
         "bwrap", description="bwrap, or none to run unsandboxed on purpose (verify says so).")
     bwrap: str = Field("bwrap", min_length=1, description="The bubblewrap executable (name on PATH or a path).")
-    binds: list[str] = Field(["/"], description="Host paths visible read-only at the same path; ['/'] = the whole host.")
+    binds: list[str] = Field(
+        default_factory=lambda: list(SYSTEM_BINDS),
+        description="Host paths visible read-only at the same path (default: a minimal system view; "
+                    "['/'] = the whole host, which verify() warns about).")
+    uid: int = Field(65534, ge=1, le=4_294_967_294, description="Unprivileged uid commands run as (in a user namespace).")
+    gid: int = Field(65534, ge=1, le=4_294_967_294, description="Unprivileged gid commands run as.")
     network: bool = Field(False, description="Share the host network (off: a private, empty network namespace).")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables inside.")
     working_dir: str = Field("/tmp", min_length=1, description="Directory commands start in.")
