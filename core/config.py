@@ -210,6 +210,9 @@ class ModalRuntimeConfig(Strict):
     cpu: float | None = Field(None, gt=0, le=64, description="CPU cores reserved (Modal default when null).")
     memory: int | None = Field(None, ge=128, le=344_064, description="Memory reserved, in MiB (Modal default when null).")
     workdir: str | None = Field(None, description="Directory commands start in.")
+    user: str | None = Field("65534:65534", pattern=r"^[0-9]+:[0-9]+$",
+                             description="uid:gid commands run as (setpriv inside; no capabilities); "
+                                         "null = the image's user, root on Modal, which verify() fails.")
     env: dict[str, str] = Field(default_factory=dict, description="Environment variables inside.")
     secrets: list[str] = Field(default_factory=list, description="Names of Modal Secrets exposed as environment variables.")
     region: str | list[str] | None = Field(None, description="Region(s) the sandbox may run in.")
