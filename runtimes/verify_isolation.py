@@ -82,8 +82,8 @@ def secret_targets(web: Path) -> list[tuple[str, str]]:
     targets.append(("list", str(user_home / ".ssh")))
     # the user's home: every entry but skeleton files, and but the way down to cache/web
     on_the_way = web.relative_to(user_home).parts[0] if web.is_relative_to(user_home) else None
-    try:
-        names = sorted(os.listdir(user_home))[:_MAX_HOME_ENTRIES]
+    try:  # a service user whose home is / has no home of its own to hide
+        names = sorted(os.listdir(user_home))[:_MAX_HOME_ENTRIES] if user_home != Path("/") else []
     except OSError:
         names = []
     targets += [("read", str(user_home / n)) for n in names if n not in _SKELETON and n != on_the_way and n != ".ssh"]
