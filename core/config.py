@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, Valid
 from core.config_env import Unset, defer, field_path, interpolate, prune
 from core.errors import ConfigError, InputError
 from core.units import Duration, Size
+from runtimes.local_view import SYSTEM_BINDS
 
 DEFAULT_USER_AGENT = "webshelf/0.1 (+https://pypi.org/project/webshelf/; web reader for AI agents)"
 CHAR_LIMIT_RANGE = (2_000, 2_000_000)
@@ -154,7 +155,12 @@ class LocalRuntimeConfig(Strict):
     sandbox: Literal["bwrap", "none"] = Field(
         "bwrap", description="bwrap, or none to run unsandboxed on purpose (verify says so).")
     bwrap: str = Field("bwrap", min_length=1, description="The bubblewrap executable (name on PATH or a path).")
-    binds: list[str] = Field(["/"], description="Host paths visible read-only at the same path; ['/'] = the whole host.")
+    binds: list[str] = Field(
+        default_factory=lambda: list(SYSTEM_BINDS),
+        description="Host paths visible read-only at the same path (default: a minimal system view; "
+                    "['/'] = the whole host, which verify() warns about).")
+    uid: int = Field(65534, ge=1, le=4_294_967_294, description="Unprivileged uid commands run as (in a user namespace).")
+    gid: int = Field(65534, ge=1, le=4_294_967_294, description="Unprivileged gid commands run as.")
     network: bool = Field(False, description="Share the host network (off: a private, empty network namespace).")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables inside.")
     working_dir: str = Field("/tmp", min_length=1, description="Directory commands start in.")
@@ -225,6 +231,9 @@ class ModalRuntimeConfig(Strict):
     cpu: float | None = Field(None, gt=0, le=64, description="CPU cores reserved (Modal default when null).")
     memory: int | None = Field(None, ge=128, le=344_064, description="Memory reserved, in MiB (Modal default when null).")
     workdir: str | None = Field(None, description="Directory commands start in.")
+    user: str | None = Field("65534:65534", pattern=r"^[0-9]+:[0-9]+$",
+                             description="uid:gid commands run as (setpriv inside; no capabilities); "
+                                         "null = the image's user, root on Modal, which verify() fails.")
     env: dict[str, str] = Field(default_factory=dict, description="Environment variables inside.")
     secrets: list[str] = Field(default_factory=list, description="Names of Modal Secrets exposed as environment variables.")
     region: str | list[str] | None = Field(None, description="Region(s) the sandbox may run in.")

@@ -132,6 +132,23 @@ class Runtime(ABC):
     #: False only for an explicitly unsandboxed runtime (``runtimes.local.sandbox: none``)
     write_protected: bool = True
 
+    def exposes_host(self) -> bool:
+        """True when the configuration shows the host's files on purpose (``verify`` then warns
+        about what is reachable instead of failing)."""
+        return False
+
+    def view_warnings(self) -> list[str]:
+        """Warnings about the configured view of the host, added to the ``verify`` report."""
+        return []
+
+    def privilege_hint(self) -> str:
+        """How to run commands in this kind of sandbox without privileges (shown when verify finds some)."""
+        return "run commands as an unprivileged user with every capability dropped"
+
+    def exposure_hint(self) -> str:
+        """How to hide the host's files from this kind of sandbox (shown when verify finds some)."""
+        return "only cache/web of the webshelf home may be visible; do not mount or copy anything else of the host in"
+
     def _check_inside(self, paths: Sequence[str]) -> None:
         outside = self.mount.outside(list(paths))
         if outside:

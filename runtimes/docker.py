@@ -203,7 +203,8 @@ class DockerRuntime(BindRuntime):
             raise SandboxExecError(self.name, "exec needs a command (argv is empty)")
         api, errors = self._client.api, self._docker.errors
         try:
-            exec_id = api.exec_create(self.container.id, [str(a) for a in argv], stdin=stdin is not None)["Id"]
+            exec_id = api.exec_create(self.container.id, [str(a) for a in argv], stdin=stdin is not None,
+                                      user=self.settings.user or "")["Id"]  # unprivileged in attached ones too
             sock = api.exec_start(exec_id, socket=True)
         except errors.APIError as exc:
             if exc.status_code in (404, 409):

@@ -1,10 +1,11 @@
 """The ``local`` runtime: commands run under bubblewrap on this machine.
 
-Each ``exec`` is one ``bwrap`` process: the host filesystem (or the configured ``binds``)
-read-only, ``cache/web`` bound read-only at its own path, a private writable ``/tmp`` that
-lives as long as the runtime (so files persist between commands), fresh ``/dev`` and
-``/proc``, every namespace unshared (network too unless ``network: true``), and
-``--die-with-parent`` so nothing outlives webshelf. A missing ``bwrap`` is an error with the
+Each ``exec`` is one ``bwrap`` process: an unprivileged uid in a user namespace with every
+capability dropped, a minimal read-only system view (the configured ``binds``; see
+``runtimes.local_view``), ``cache/web`` bound read-only at its own path and nothing else of
+the webshelf home, a private writable ``/tmp`` that lives as long as the runtime (so files
+persist between commands), fresh ``/dev`` and ``/proc``, every namespace unshared (network
+too unless ``network: true``), and ``--die-with-parent`` so nothing outlives webshelf. A missing ``bwrap`` is an error with the
 install hint — never a silent fall-back; only ``sandbox: none`` runs unsandboxed, and
 ``verify()`` says so.
 """
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 from runtimes.base import BindRuntime, ExecResult
 from runtimes.errors import SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
 from runtimes.scratch import make_scratch, orphan_dirs, remove_tree
+from runtimes.local_view import SYSTEM_BINDS, view_args, whole_host
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 
@@ -77,25 +79,49 @@ class LocalRuntime(BindRuntime):
         return env
 
     def command(self, argv: Sequence[str]) -> list[str]:
-        """The full bwrap command line for ``argv`` (public so ``sandbox run`` can show it)."""
+        """The full bwrap command line for ``argv`` (public so ``sandbox run`` can show it).
+
+        Privileges first: a user namespace in which the command is ``uid``/``gid`` (65534 by
+        default) with every capability dropped and no further user namespaces, so even when
+        webshelf runs as root nothing inside can remount, mount or unshare its way to a
+        writable ``cache/web``. Then the filesystem view (``runtimes.local_view``).
+        """
         s = self.settings
-        cmd = [self._bwrap or s.bwrap, "--die-with-parent", "--new-session", "--unshare-all"]
+        cmd = [self._bwrap or s.bwrap, "--die-with-parent", "--new-session", "--unshare-all",
+               "--unshare-user", "--uid", str(s.uid), "--gid", str(s.gid), "--disable-userns", "--cap-drop", "ALL"]
         if s.network:
             cmd.append("--share-net")
-        # Binds under /tmp, /dev or /proc go after those mounts, or the fresh ones would hide them.
-        late = [p for p in s.binds if any(p == top or p.startswith(top + "/") for top in ("/tmp", "/dev", "/proc"))]
-        for path in (p for p in s.binds if p not in late):
-            cmd += ["--ro-bind-try", path, path]
-        cmd += ["--dev", "/dev", "--proc", "/proc", "--bind", self._scratch or "/nonexistent", "/tmp"]
-        for path in late:
-            cmd += ["--ro-bind-try", path, path]
         web = str(self.mount.path)
-        cmd += ["--ro-bind" if self.mount.read_only else "--bind", web, web]
+        cmd += view_args(s.binds, scratch=self._scratch or "/nonexistent", home=str(self.home),
+                         web=web, web_read_only=self.mount.read_only)
         cmd += ["--clearenv"]
         for key, value in self._env().items():
             cmd += ["--setenv", key, value]
         cmd += ["--chdir", s.working_dir, "--", *argv]
         return cmd
+
+    # what verify() reports about the view ------------------------------------------------
+    @property
+    def home(self):
+        """The webshelf home whose ``cache/web`` is mounted (hidden apart from that)."""
+        return self.mount.path.parent.parent
+
+    def exposes_host(self) -> bool:
+        return self.settings.sandbox == "none" or whole_host(self.settings.binds)
+
+    def privilege_hint(self) -> str:
+        return ("bwrap must run with --unshare-user, an unprivileged --uid/--gid (runtimes.local.uid/gid) and "
+                "--cap-drop ALL; bubblewrap 0.8 or newer is needed")
+
+    def exposure_hint(self) -> str:
+        return ("remove the bind that shows it from runtimes.local.binds (the default is a minimal system view: "
+                + ", ".join(SYSTEM_BINDS) + ")")
+
+    def view_warnings(self) -> list[str]:
+        if self.settings.sandbox != "none" and whole_host(self.settings.binds):
+            return ["runtimes.local.binds includes '/': the whole host filesystem is visible read-only inside "
+                    "(home directories, keys, sockets under /run); remove '/' to get the minimal system view"]
+        return []
 
     def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
         if not self._started:

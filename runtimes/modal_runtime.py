@@ -118,7 +118,21 @@ class ModalRuntime(Runtime):
         self._require_started()
         if not argv:
             raise SandboxExecError(self.name, "exec needs a command (argv is empty)")
-        return self._seam.exec(self.sandbox, [str(a) for a in argv], timeout=timeout, stdin=stdin)
+        return self._seam.exec(self.sandbox, self._as_user([str(a) for a in argv]), timeout=timeout, stdin=stdin)
+
+    def _as_user(self, argv: list[str]) -> list[str]:
+        """Modal runs commands as root with capabilities, which could remount the read-only Volume;
+        setpriv (util-linux, in every Debian-based image) switches to ``runtimes.modal.user``
+        first, and changing every uid away from 0 clears all capabilities."""
+        if not self.settings.user:
+            return argv
+        uid, gid = self.settings.user.split(":")
+        return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--", *argv]
+
+    def privilege_hint(self) -> str:
+        if not self.settings.user:
+            return "set runtimes.modal.user (default 65534:65534) so commands run unprivileged"
+        return f"runtimes.modal.user is {self.settings.user}: use a non-zero uid, and an image with setpriv (util-linux)"
 
     # mount contract ----------------------------------------------------------------------------
     def _confirm(self, action: str, failures: dict[str, str]) -> None:

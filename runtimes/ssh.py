@@ -191,6 +191,15 @@ class SshRuntime(Runtime):
         return (f"readonly: perms — files 0444, directory 0555, owned by {h.user} on {h.host}; "
                 f"commands run as {self.agent_user}")
 
+    def privilege_hint(self) -> str:
+        return (f"commands run as {self.agent_user!r} on {self.host.host}, which can remount or bypass the read-only "
+                f"mirror; set agent_user to an unprivileged user (readonly: {self.mode} keeps {self.host.user!r} "
+                "for syncing only)")
+
+    def exposure_hint(self) -> str:
+        return (f"agent_user {self.agent_user!r} can read these on {self.host.host}; use an agent_user without access "
+                "to them (not root, not in the docker group)")
+
     def mount_hint(self) -> str:
         return f"the mirror at {self.mount.path} is missing on {self.host.host}; run `webshelf sync --runtime {self.name}`"
 

@@ -1,10 +1,12 @@
 """``verify()``: prove from inside a sandbox that the cache mount is what the footer promises.
 
-Four things, each reported on its own line: the directory exists at the same absolute path,
-a sentinel written on the host just now is readable there (so it is the *same* directory,
+Each check is reported on its own line: the directory exists at the same absolute path, a
+sentinel written on the host just now is readable there (so it is the *same* directory,
 live, not a stale copy), every kind of change to it fails (create, write, append, chmod,
-mkdir, symlink, rename, delete), and an ordinary command still runs. Only ``sh`` and core
-utilities are needed inside, so any image with a POSIX shell passes.
+mkdir, symlink, rename, delete), nothing inside can undo that or reach the host's secrets
+(``runtimes.verify_isolation``: mount locked, no capabilities, host hidden), and an
+ordinary command still runs. Only ``sh`` and busybox-level tools are needed inside, so any
+image with a POSIX shell passes.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from runtimes.base import Runtime, VerifyReport
 from runtimes.errors import SandboxError
+from runtimes.verify_isolation import check_isolation
 
 SENTINEL_PREFIX = ".webshelf-verify-"
 PROBE_PREFIX = ".webshelf-probe-"
@@ -89,9 +92,11 @@ def verify_mount(runtime: Runtime, *, timeout: float) -> VerifyReport:
             report.add("read-only", result.ok and not allowed,
                        "create, write, append, chmod, mkdir, symlink, rename and delete all fail" if not allowed
                        else f"these changes succeeded inside: {', '.join(allowed)} — mount it read-only")
+            check_isolation(runtime, report, timeout=timeout, prefix=PROBE_PREFIX)
+            report.warnings += runtime.view_warnings()
         else:
             report.warnings.append("sandbox: none — commands run unsandboxed on the host and can write the cache; "
-                                   "read-only checks skipped")
+                                   "read-only and isolation checks skipped")
     finally:
         _clean_host(directory, sentinel)
         try:

@@ -96,7 +96,9 @@ class RuntimeConformance:
     def test_verify_passes_and_every_change_fails_inside(self, runtime, sandbox_config, server):
         report = runtime.verify()
         assert report.ok and [name for name, _, _ in report.checks] == [
-            "same path", "live and readable", "read-only", "sandbox works"]
+            "same path", "live and readable", "read-only", "mount locked", "no capabilities", "host hidden",
+            "sandbox works"], report.lines()
+        assert not [w for w in report.warnings if "reachable" in w or "binds" in w], report.warnings
         url = serve(server, f"/conformance/{runtime.name}/ro.md", long_markdown("ro", 30))
         [result] = web_extract_sync([url], config=sandbox_config, runtimes=[runtime])
         page, web = result.path, str(runtime.mount.path)

@@ -73,6 +73,9 @@ class FakeSandbox:
         return self.root / "tmp"
 
 
+UNSHARE = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+
+
 class FakeModal:
     """One fake Modal account: Volumes and sandboxes, with counters the tests assert on."""
 
@@ -205,9 +208,14 @@ class FakeModalSeam(ModalSeam):
         with self._calling(f"running {argv[0]!r}"):
             sb = self._sandbox(sandbox)
             r = sb.request
-            cmd = [self.service.bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--ro-bind", "/", "/",
-                   "--dev", "/dev", "--proc", "/proc", "--bind", str(sb.scratch), "/tmp",
-                   "--ro-bind", str(sb.view), r.mount_path, "--clearenv", "--setenv", "PATH", PATH,
+            # like Modal: root with capabilities and every uid available (no user namespace of its own)
+            cmd = [self.service.bwrap, "--die-with-parent", "--new-session", *UNSHARE, "--ro-bind", "/", "/",
+                   "--dev", "/dev", "--proc", "/proc", "--bind", str(sb.scratch), "/tmp"]
+            # Modal creates the mount point's parents world-traversable, so an unprivileged user reaches it
+            parents = [str(p) for p in reversed(Path(r.mount_path).parents) if str(p) not in ("/", "/tmp")]
+            for parent in parents:
+                cmd += ["--perms", "0755", "--dir", parent]
+            cmd += ["--ro-bind", str(sb.view), r.mount_path, "--clearenv", "--setenv", "PATH", PATH,
                    "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8"]
             for key, value in r.env.items():
                 cmd += ["--setenv", key, value]

@@ -47,6 +47,10 @@ def test_runtime_check_report(bwrap_ready, home):
         f"ok   same path: {web} exists inside\n"
         "ok   live and readable: a sentinel written on the host just now reads back inside\n"
         "ok   read-only: create, write, append, chmod, mkdir, symlink, rename and delete all fail\n"
+        "ok   mount locked: remount read-write, mount over it, unshare and chmod of the mount point all fail\n"
+        "ok   no capabilities: CapEff is 0\n"
+        "ok   host hidden: the index, config.yaml, ~/.ssh, the home directory and the Docker socket are unreachable; "
+        "only cache/web of the home is there\n"
         "ok   sandbox works: an ordinary command runs\nresult: ok\n")
 
 

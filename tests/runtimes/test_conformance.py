@@ -36,11 +36,12 @@ class TestModalFake(RuntimeConformance):
 
 
 class TestSshBind(RuntimeConformance):
-    """readonly: bind — root syncs into a staging dir bind-mounted read-only at the path."""
+    """readonly: bind — root syncs into a staging dir bind-mounted read-only at the path; commands
+    run as an unprivileged agent user (a root agent could remount the mirror: verify fails then)."""
 
     @pytest.fixture
-    def runtime_factory(self, sshd):
-        return lambda config: open_runtime(ssh_config(config, sshd, readonly="bind"), config)
+    def runtime_factory(self, sshd, agent_user):
+        return lambda config: open_runtime(ssh_config(config, sshd, readonly="bind", agent_user=agent_user), config)
 
 
 class TestSshPerms(RuntimeConformance):

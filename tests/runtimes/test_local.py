@@ -32,7 +32,7 @@ def test_missing_bwrap_is_an_error_with_the_install_hint(config: Config):
 
 
 def test_network_is_off_unless_configured(local, server):
-    """The host filesystem is visible read-only, so the host's python3 runs inside."""
+    """/usr is visible read-only, so the host's python3 runs inside."""
     port = int(server.base.rsplit(":", 1)[1])
     code = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)"
     done = local.exec(["python3", "-c", code], timeout=30)

@@ -212,6 +212,10 @@ def test_cli_runtime_check_modal(bwrap_ready, fake_modal, home, monkeypatch):
         f"ok   same path: {web} exists inside\n"
         "ok   live and readable: a sentinel written on the host just now reads back inside\n"
         "ok   read-only: create, write, append, chmod, mkdir, symlink, rename and delete all fail\n"
+        "ok   mount locked: remount read-write, mount over it, unshare and chmod of the mount point all fail\n"
+        "ok   no capabilities: CapEff is 0\n"
+        "ok   host hidden: the index, config.yaml, ~/.ssh, the home directory and the Docker socket are unreachable; "
+        "only cache/web of the home is there\n"
         "ok   sandbox works: an ordinary command runs\nresult: ok\n")
     assert all(sb.finished for sb in fake_modal.sandboxes.values())
     assert not fake_modal.volumes["webshelf-cache"].files          # the sentinel was retracted
@@ -257,3 +261,17 @@ def test_bad_modal_keys_are_named(data, named):
 def test_cli_extract_runtime_modal_needs_a_running_sandbox(home):
     result = CliRunner().invoke(main, ["extract", "--runtime", "modal", "http://127.0.0.1:1/x.md"])
     assert result.exit_code == 2 and "runtimes.modal.sandbox_id" in result.stderr
+
+
+def test_commands_run_unprivileged_and_root_fails_verify(bwrap_ready, fake_modal, modal_config):
+    """Modal runs commands as root with capabilities, which could remount the read-only Volume
+    (issue 12); runtimes.modal.user (default 65534:65534) drops them, and user: null fails verify."""
+    with make(fake_modal, modal_config) as rt:
+        done = rt.exec(["sh", "-c", "id -u; grep '^CapEff:' /proc/self/status"], timeout=30)
+        assert done.text().split() == ["65534", "CapEff:", "0" * 16]
+        assert rt.verify().ok
+    with make(fake_modal, modal_config, user=None) as rt:
+        with pytest.raises(MountError) as err, converted():
+            rt.verify()
+    message = str(err.value)
+    assert "no capabilities" in message and "mount locked" in message and "runtimes.modal.user" in message

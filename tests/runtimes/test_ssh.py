@@ -74,7 +74,7 @@ def test_host_selection_errors_name_the_choices(config: Config, sshd):
 
 
 def test_verify_says_which_mode_is_in_force(config: Config, sshd, sshd_perms, agent_user):
-    with open_runtime(ssh_config(config, sshd, readonly="bind"), config) as rt:
+    with open_runtime(ssh_config(config, sshd, readonly="bind", agent_user=agent_user), config) as rt:
         lines = rt.verify().lines()
     assert any(line.startswith("mode: readonly: bind") and "bind-mounted read-only" in line for line in lines)
     with open_runtime(ssh_config(config, sshd_perms, readonly="perms", agent_user=agent_user), config) as rt:
@@ -89,6 +89,16 @@ def test_perms_mode_without_a_separate_agent_user_fails_verify_with_the_fix(conf
         with pytest.raises(MountError) as err, converted():
             rt.verify()
     assert "set agent_user" in str(err.value)
+
+
+def test_bind_mode_with_root_running_the_commands_fails_verify_with_the_fix(config: Config, sshd):
+    """Root inside could remount the read-only mirror read-write (issue 12): verify proves it and says what to do."""
+    with open_runtime(ssh_config(config, sshd, readonly="bind"), config) as rt:
+        with pytest.raises(MountError) as err, converted():
+            rt.verify()
+    message = str(err.value)
+    assert "mount locked" in message and "remount-rw" in message and "no capabilities" in message
+    assert "set agent_user" in message
 
 
 def test_bind_mode_needs_root(config: Config, sshd, agent_user):
