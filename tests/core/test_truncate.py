@@ -85,12 +85,12 @@ def test_without_a_stored_path_the_footer_says_so_and_offers_no_call():
     assert "read_file" not in w.content and len(w.content) <= 15_000
 
 
-def reconstruct(text: str, budget: int) -> str:
-    """Head + omitted lines (as read_file would give them) + tail."""
+def reconstruct(text: str, budget: int, split=lambda t: t.splitlines(keepends=True)) -> str:
+    """Head + omitted lines (as read_file would give them) + tail, with lines as ``split`` cuts them."""
     w = render(text, budget, path="/p.md")
     if not w.truncated:
         return w.content
-    lines = text.splitlines(keepends=True)
+    lines = split(text)
     head = w.content[: sum(map(len, lines[: w.head_lines]))]
     omitted = "".join(lines[w.head_lines : w.tail_start - 1])
     footer_at = w.content.index("\n---\n[webshelf]")
@@ -100,14 +100,27 @@ def reconstruct(text: str, budget: int) -> str:
     return head + omitted + tail
 
 
-line_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"), max_size=300)
+def split_newline(text: str) -> list[str]:
+    """Lines as split("\\n") — wc -l, awk, sed, head and tail — cut them, newlines kept."""
+    *ended, last = text.split("\n")
+    return [line + "\n" for line in ended] + ([last] if last else [])
+
+
+# Line text may hold any separator str.splitlines() knows (cleaning must turn it into "\n").
+SEPARATORS = st.sampled_from(["\r", "\r\n", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"])
+line_text = st.lists(st.one_of(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"),
+                                       max_size=100), SEPARATORS), max_size=6).map("".join)
 
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(line_text, min_size=1, max_size=400), st.integers(2_000, 20_000))
 def test_reconstruction_invariant_on_generated_texts(lines, budget):
+    """Head + omitted + tail == the stored text whether lines are counted by splitlines() (what
+    Python tools do) or by "\\n" (what read_file, the footer and shell tools do)."""
     text = clean_markdown("\n".join(lines), 1_000)
+    assert text.splitlines(keepends=True) == split_newline(text)
     assert reconstruct(text, budget) == text
+    assert reconstruct(text, budget, split_newline) == text
 
 
 @settings(max_examples=300, deadline=None)
