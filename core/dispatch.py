@@ -88,7 +88,7 @@ def _extract_output(results: list[ExtractResult]) -> ToolOutput:
         if r.error:
             body = f"error[{r.error.code}]: {r.error.message}\n"
         else:
-            body = (r.content or "") + "".join(f"note: {n}\n" for n in r.notes)
+            body = r.content or ""  # its notes are inside, within the budget (core.truncate.render)
         blocks.append(f"==> {r.url} <==\n{body}" if len(results) > 1 else body)
     fields = ("url", "final_url", "title", "path", "truncated", "total_chars", "total_lines", "backend", "error", "notes")
     data = {"results": [r.model_dump(mode="json", include=set(fields)) for r in results]}
