@@ -4,8 +4,10 @@ A page within the budget is returned whole. A longer one becomes a head window (
 of the budget) and a tail window, both cut at line boundaries and copied verbatim, with a
 short notice between them and a footer after: the stored path, totals, the ranges shown and
 omitted, an outline of the headings in the omitted range (with line numbers, so the agent can
-jump), and a ready ``read_file`` call. Head + omitted lines + tail == the stored text, and the
-whole returned content, footer included, never exceeds the budget.
+jump), and a ready ``read_file`` call (its path quoted so any path parses back: ``quote_path``).
+Head + omitted lines + tail == the stored text, and the whole returned content, footer and
+notes included, never exceeds the budget: this is what the agent receives, so the notes about
+a page (cached copy, cut stored copy, failed publish) are rendered here, inside it, each once.
 """
 
 from __future__ import annotations
