@@ -117,9 +117,7 @@ def _print_result(result: ExtractResult, *, several: bool, first: bool) -> None:
         if several:
             click.echo(f"error[{result.error.code}]: {result.error.message}")
         return
-    click.echo(result.content, nl=False)
-    for note in result.notes:
-        click.echo(f"note: {note}", err=True)
+    click.echo(result.content, nl=False)  # its notes are inside it, within the budget (not repeated on stderr)
 
 
 @main.command()

@@ -82,13 +82,17 @@ async def extract_for_agent(args: WebExtractArgs, config: Config, runtimes: Sequ
                              backend=args.backend, config=config, runtimes=runtimes)
 
 
-def _extract_output(results: list[ExtractResult]) -> ToolOutput:
+def _extract_output(results: list[ExtractResult], budget: int) -> ToolOutput:
+    """One block per URL, each within ``budget`` — a page's content already is (notes inside);
+    an error quoting a very long URL is cut to it too."""
     blocks = []
     for r in results:
         if r.error:
             body = f"error[{r.error.code}]: {r.error.message}\n"
+            if len(body) > budget:
+                body = body[: budget - 2] + "…\n"
         else:
-            body = (r.content or "") + "".join(f"note: {n}\n" for n in r.notes)
+            body = r.content or ""  # its notes are inside, within the budget (core.truncate.render)
         blocks.append(f"==> {r.url} <==\n{body}" if len(results) > 1 else body)
     fields = ("url", "final_url", "title", "path", "truncated", "total_chars", "total_lines", "backend", "error", "notes")
     data = {"results": [r.model_dump(mode="json", include=set(fields)) for r in results]}
@@ -102,7 +106,8 @@ async def run_tool(name: str, arguments: Mapping[str, Any] | str | None, *, conf
         args = parse_arguments(name, arguments)
         config = config or load_config()
         if isinstance(args, WebExtractArgs):
-            return _extract_output(await extract_for_agent(args, config, runtimes))
+            budget = args.char_limit or config.web.extract_char_limit
+            return _extract_output(await extract_for_agent(args, config, runtimes), budget)
         if isinstance(args, ReadFileArgs):
             text = await asyncio.to_thread(read_file, args.path, args.offset, args.limit, config=config)
             return ToolOutput(text)

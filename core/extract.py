@@ -114,22 +114,40 @@ def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: in
         notes.append(cut_note)
     if not text.strip():
         notes.append(EMPTY_NOTE)
-    window, content = _window(text, budget, config, path=path, store_note=store_note, cut_note=cut_note)
-    return ExtractResult(
-        url=page.url, final_url=page.final_url, title=title, content=content, truncated=window.truncated,
-        path=path, total_chars=window.total_chars, total_lines=window.total_lines, backend=backend,
-        elapsed_ms=(time.perf_counter() - started) * 1000, notes=notes,
-    )
+    result = ExtractResult(url=page.url, final_url=page.final_url, title=title, path=path, backend=backend,
+                           notes=notes)
+    _show(result, text, budget, config, store_note=store_note, cut_note=cut_note)
+    result.elapsed_ms = (time.perf_counter() - started) * 1000
+    return result
 
 
 def _window(text: str, budget: int, config: Config, *, path: str | None, store_note: str | None = None,
-            cut_note: str | None = None) -> tuple[Window, str]:
-    """The window for one page and the content the agent sees (wrapped in untrusted-content
-    markers when ``web.wrap_untrusted`` is on, still within the budget)."""
+            cut_note: str | None = None, notes: Sequence[str] = ()) -> tuple[Window, str]:
+    """The window for one page and the content the agent sees, its notes included (wrapped in
+    untrusted-content markers when ``web.wrap_untrusted`` is on, still within the budget)."""
     wrapped = config.web.wrap_untrusted
     window = render(text, budget - (untrusted.overhead() if wrapped else 0), path=path,
-                    head_ratio=config.web.head_ratio, store_note=store_note, cut_note=cut_note)
+                    head_ratio=config.web.head_ratio, store_note=store_note, cut_note=cut_note, notes=notes)
     return window, untrusted.wrap(window.content) if wrapped else window.content
+
+
+def _show(result: ExtractResult, text: str, budget: int, config: Config, *, store_note: str | None = None,
+          cut_note: str | None = None) -> None:
+    """Render ``result.content`` from ``text`` with every note in ``result.notes`` inside the
+    budget — the one place a page becomes what the agent sees. The inputs are kept (private,
+    until ``web_extract`` returns) so that notes added later, e.g. a failed publish, are
+    rendered in by calling this again (``_reshow``) instead of being appended past the budget."""
+    window, result.content = _window(text, budget, config, path=result.path, store_note=store_note,
+                                     cut_note=cut_note, notes=result.notes)
+    result.truncated, result.total_chars, result.total_lines = window.truncated, window.total_chars, window.total_lines
+    result._render_inputs = (text, budget, config, store_note, cut_note)
+
+
+def _reshow(result: ExtractResult) -> None:
+    inputs = result._render_inputs
+    if inputs is not None:
+        text, budget, config, store_note, cut_note = inputs
+        _show(result, text, budget, config, store_note=store_note, cut_note=cut_note)
 
 
 def _cut_note(original_chars: int | None, config: Config) -> str | None:
@@ -143,16 +161,15 @@ def _from_cache(url: str, hit: CachedPage, budget: int, config: Config, started:
     """The result for a reused stored copy: same windows and footer as a fresh extract."""
     rec = hit.record
     cut_note = _cut_note(rec.original_chars, config)
-    window, content = _window(hit.text, budget, config, path=str(hit.path), cut_note=cut_note)
     age = max(time.time() - rec.fetched_at, 0)
     notes = [f"served from the stored copy fetched {age:.0f} s ago (cache.max_age); pass fresh=True to fetch again"]
     if cut_note:
         notes.append(cut_note)
-    return ExtractResult(
-        url=url, final_url=rec.final_url, title=rec.title, content=content, truncated=window.truncated,
-        path=str(hit.path), total_chars=window.total_chars, total_lines=window.total_lines, backend=rec.backend,
-        elapsed_ms=(time.perf_counter() - started) * 1000, notes=notes, cached=True,
-    )
+    result = ExtractResult(url=url, final_url=rec.final_url, title=rec.title, path=str(hit.path),
+                           backend=rec.backend, notes=notes, cached=True)
+    _show(result, hit.text, budget, config, cut_note=cut_note)
+    result.elapsed_ms = (time.perf_counter() - started) * 1000
+    return result
 
 
 def _reuse(shelf: Shelf | None, url: str, fresh: bool, config: Config) -> CachedPage | None:
@@ -294,10 +311,13 @@ async def web_extract(
     if runtimes and handed_out:  # cached pages too: a sandbox started since may not have them
         problems = await asyncio.to_thread(publish_all, runtimes, handed_out, config.runtimes.publish_timeout_s)
         for r in by_url.values():
-            if r.path:
+            if r.path and problems:
                 r.notes.extend(str(p) for p in problems)
+                _reshow(r)  # the problems go inside the budget too
     if misses and shelf is not None:
         await asyncio.to_thread(_evict_after, shelf, config, {Path(p).name for p in handed_out}, runtimes)
+    for r in by_url.values():
+        r._render_inputs = None  # the page text is not kept alive in the results handed out
     seen: set[str] = set()
     results = []
     for u in urls:  # a repeated URL gets its own copy of the one result

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import BaseModel
+from typing import Any
+
+from pydantic import BaseModel, PrivateAttr
 
 
 @dataclass
@@ -27,7 +29,10 @@ class ErrorInfo(BaseModel):
 
 
 class ExtractResult(BaseModel):
-    """The outcome for one URL, in input order; ``error`` replaces content on failure."""
+    """The outcome for one URL, in input order; ``error`` replaces content on failure.
+
+    ``content`` is what the agent should see: the page (or its windows and footer) with every
+    note in ``notes`` rendered inside, within the budget; ``notes`` is the same as a list."""
 
     url: str
     final_url: str | None = None
@@ -42,6 +47,7 @@ class ExtractResult(BaseModel):
     error: ErrorInfo | None = None
     notes: list[str] = []
     cached: bool = False  # True when served from a stored copy younger than cache.max_age (no network)
+    _render_inputs: Any = PrivateAttr(default=None)  # core.extract re-renders content when notes are added
 
     @property
     def ok(self) -> bool:

@@ -66,7 +66,8 @@ A page that fits the character budget comes back whole. A longer page comes back
 beginning and its end, with a marker where lines were left out and a footer after it that \
 gives: the absolute path where the FULL text is stored, the total lines, which line ranges \
 were shown and omitted, the headings inside the omitted part with their line numbers, and a \
-ready read_file call. Nothing is lost: to see omitted lines call read_file with that path \
+ready read_file call. Lines starting `Note:` in the footer (or `[webshelf] note:` after a whole \
+page) are webshelf's notes, e.g. that the page came from a stored copy. Nothing is lost: to see omitted lines call read_file with that path \
 and offset, or search_page to jump to the lines that mention what you need. The same path \
 is readable with your own file tools inside the sandbox where your code runs.
 One result per URL, in order; a URL that fails shows `error[code]: message` and does not \

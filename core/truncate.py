@@ -4,23 +4,36 @@ A page within the budget is returned whole. A longer one becomes a head window (
 of the budget) and a tail window, both cut at line boundaries and copied verbatim, with a
 short notice between them and a footer after: the stored path, totals, the ranges shown and
 omitted, an outline of the headings in the omitted range (with line numbers, so the agent can
-jump), and a ready ``read_file`` call. Head + omitted lines + tail == the stored text, and the
-whole returned content, footer included, never exceeds the budget.
+jump), and a ready ``read_file`` call (its path quoted so any path parses back: ``quote_path``).
+Head + omitted lines + tail == the stored text, and the whole returned content, footer and
+notes included, never exceeds the budget: this is what the agent receives, so the notes about
+a page (cached copy, cut stored copy, failed publish) are rendered here, inside it, each once.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 READ_LIMIT = 500
+NOTE_MAX = 400  # characters of one note shown to the agent (a publish error can quote a long message)
 OUTLINE_INTRO = " Headings in the omitted part:\n"
 OUTLINE_SHARE = 0.15  # at most this share of the budget goes to the outline of omitted headings
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_MARK = r"(?:(?P<hashes>#{1,6})[ \t]+(?P<title>[^\n]*)|(?P<fence>```|~~~)[^\n]*)"
-_LINE_START_MARK = re.compile(_MARK)
-_NEWLINE_MARK = re.compile("\n" + _MARK)
+# A heading or fence line: indentation, then list markers ("- ", "1. ", nested "- * "), then the
+# mark. CommonMark allows a heading indented up to 3 spaces, and a heading inside a list item
+# ("- ## Setup", or "   ## Setup" on a continuation line) is a heading too.
+_MARK = (r"(?P<indent>[ \t]*)(?P<list>(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*)"
+         r"(?:(?P<hashes>#{1,6})[ \t]+(?P<title>[^\n]*)|(?P<fence>```|~~~)[^\n]*)")
+_LINE_MARK = re.compile(_MARK)
+_PREFIX = re.compile(r"[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*")
+# Where a mark can be: literal patterns, so the regex engine jumps between them at memchr speed
+# (an alternation, or one pattern per line start with an optional prefix, is 3–20× slower).
+_CANDIDATES = (re.compile("#[ \t]"), re.compile("```"), re.compile("~~~"))
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
+LIST_LOOKBACK = 200  # lines looked back to tell a deeply indented heading in a list from indented code
 
 
 @dataclass(frozen=True)
@@ -44,20 +57,23 @@ class Window:
 
 
 def headings(text: str, first_line: int = 1, last_line: int | None = None) -> list[Heading]:
-    """ATX headings outside fenced code blocks, with 1-based line numbers, within a range.
+    """ATX headings outside fenced code blocks, with 1-based line numbers, within a range —
+    also indented ones and ones inside list items, as a Markdown renderer shows them.
 
     The pattern starts with a literal newline so the regex engine jumps from line start to
-    line start; a 2 MB page scans in a few milliseconds."""
+    line start; a 2 MB page scans in a few milliseconds. A mark indented 4 columns or more is
+    indented code unless it continues a list item (``_in_list_item``)."""
     found: list[Heading] = []
     fence: str | None = None
-    first = _LINE_START_MARK.match(text)
-    marks = ([(0, first)] if first else []) + [(m.start() + 1, m) for m in _NEWLINE_MARK.finditer(text)]
     line, pos = 1, 0
-    for start, m in marks:
+    for start in _mark_lines(text):
         line += text.count("\n", pos, start)
         pos = start
         if last_line is not None and line > last_line:
             break
+        m = _LINE_MARK.match(text, start)
+        if m is None:
+            continue
         marker = m.group("fence")
         if marker:
             if fence is None:
@@ -67,9 +83,51 @@ def headings(text: str, first_line: int = 1, last_line: int | None = None) -> li
         elif fence is None and line >= first_line:
             title = m.group("title")
             title = (_CLOSING_HASHES.sub("", title) if "#" in title else title).strip()
-            if title:
+            indent = _columns(m.group("indent"))
+            if title and (indent < 4 or _in_list_item(text, start, indent)):
                 found.append(Heading(line, len(m.group("hashes")), title))
     return found
+
+
+def _mark_lines(text: str) -> list[int]:
+    """Sorted starts of the lines that may hold a heading or a fence: a "# ", "```" or "~~~"
+    preceded on its line only by indentation, list markers and (for "#") more hashes."""
+    starts: set[int] = set()
+    for pattern in _CANDIDATES:
+        for m in pattern.finditer(text):
+            at = m.start()
+            start = text.rfind("\n", 0, at) + 1
+            if start in starts:
+                continue
+            mark = at
+            if pattern is _CANDIDATES[0]:
+                while mark > start and text[mark - 1] == "#":
+                    mark -= 1
+            if _PREFIX.fullmatch(text, start, mark):
+                starts.add(start)
+    return sorted(starts)
+
+
+def _columns(indent: str) -> int:
+    return len(indent.expandtabs(4)) if "\t" in indent else len(indent)
+
+
+def _in_list_item(text: str, start: int, indent: int) -> bool:
+    """Whether the line at ``start`` (indented ``indent`` columns) continues a list item: the
+    nearest earlier non-blank line indented less is a list item. Otherwise it is indented code."""
+    end = start - 1  # the "\n" ending the previous line
+    for _ in range(LIST_LOOKBACK):
+        if end <= 0:
+            return False
+        begin = text.rfind("\n", 0, end) + 1
+        prev = text[begin:end]
+        end = begin - 1
+        if not prev.strip():
+            continue
+        width = _columns(prev[: len(prev) - len(prev.lstrip(" \t"))])
+        if width < indent:
+            return _LIST_ITEM.match(prev) is not None
+    return False
 
 
 def _fit_windows(text: str, room: int, head_ratio: float) -> tuple[int, int]:
@@ -87,8 +145,53 @@ def _notice(first: int, last: int, omitted_chars: int) -> str:
     return f"\n[… lines {first:,}–{last:,} omitted ({omitted_chars:,} characters); see the note at the end …]\n\n"
 
 
+def quote_path(path: str) -> str:
+    r"""``path`` as the read_file hint writes it: between double quotes, with ``\`` and ``"``
+    escaped by a backslash and every other character as it is. ``shlex.split`` (POSIX mode) and
+    a JSON string decoder both give the exact path back, whatever quotes, backslashes, spaces,
+    ``$`` or non-ASCII characters the webshelf home's path holds."""
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def hint(path: str, offset: int, limit: int) -> str:
+    """The ready call in the footer: ``read_file path="…" offset=N limit=M``."""
+    return f"read_file path={quote_path(path)} offset={offset} limit={limit}"
+
+
+def agent_notes(notes: Sequence[str], *, cut_note: str | None = None, shown: str | None = None) -> list[str]:
+    """The notes to show the agent: each once, in order, on one line of at most NOTE_MAX
+    characters; ``cut_note`` among them, and ``shown`` (already in the footer) left out."""
+    out: list[str] = []
+    for note in ([cut_note] if cut_note else []) + list(notes):
+        note = " ".join(note.split())
+        if len(note) > NOTE_MAX:
+            note = note[: NOTE_MAX - 1] + "…"
+        if note and note not in out and note != shown:
+            out.append(note)
+    return out
+
+
+def _whole_notes(text: str, notes: list[str]) -> str:
+    """What follows a whole page that has notes: a rule and one ``[webshelf] note:`` line each."""
+    rule = ("\n" if text.endswith("\n") else "\n\n") + "---\n" if text else "---\n"
+    return rule + "".join(f"[webshelf] note: {n}\n" for n in notes)
+
+
+def _fitting_notes(text: str, notes: list[str], budget: int) -> str:
+    """The whole text and the notes that fit after it (the last one clipped), within ``budget``."""
+    kept: list[str] = []
+    for note in notes:
+        over = len(text + _whole_notes(text, kept + [note])) - budget
+        if over > 0:
+            if len(note) - over > 20:
+                kept.append(note[: len(note) - over - 1] + "…")
+            break
+        kept.append(note)
+    return text + _whole_notes(text, kept) if kept else text
+
+
 def _footer(path: str | None, total_chars: int, total_lines: int, head: int, tail_start: int,
-            outline_lines: list[str], store_note: str | None, cut_note: str | None = None,
+            outline_lines: list[str], store_note: str | None, notes: Sequence[str] = (),
             *, sizing: bool = False) -> str:
     """The footer; with ``sizing`` every number takes its widest form, for reserving room."""
     first_omitted, last_omitted = head + 1, tail_start - 1
@@ -102,8 +205,7 @@ def _footer(path: str | None, total_chars: int, total_lines: int, head: int, tai
         parts.append(f"Full text: {path}\n")
     else:
         parts.append(f"Full text: not stored ({store_note or 'storage failed'}); the omitted lines cannot be read back.\n")
-    if cut_note:
-        parts.append(f"{cut_note}\n")
+    parts.extend(f"Note: {n}\n" for n in notes)
     parts.append(f"Omitted: lines {first_omitted:,}–{last_omitted:,}.")
     if outline_lines:
         parts.append(OUTLINE_INTRO)
@@ -112,40 +214,55 @@ def _footer(path: str | None, total_chars: int, total_lines: int, head: int, tai
         parts.append("\n")
     if path:
         limit = READ_LIMIT if sizing else min(READ_LIMIT, last_omitted - first_omitted + 1)
-        parts.append(f'Continue: read_file path="{path}" offset={first_omitted} limit={limit}\n')
+        parts.append(f"Continue: {hint(path, first_omitted, limit)}\n")
     return "".join(parts)
 
 
 def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75,
-           store_note: str | None = None, cut_note: str | None = None) -> Window:
-    """Return the whole text when it fits, else head/tail windows, a notice and a footer.
+           store_note: str | None = None, cut_note: str | None = None, notes: Sequence[str] = ()) -> Window:
+    """Return the whole text when it fits, else head/tail windows, a notice and a footer —
+    with the ``notes`` inside the budget, never after it.
 
-    ``cut_note`` (one line) tells the agent that the stored copy itself was cut at the
-    per-page cap; it counts against the budget like the rest of the footer."""
+    ``notes`` are what the agent must be told besides the page (served from the cache, the
+    stored copy was cut, a sandbox did not get the page …); ``cut_note`` (one line) is the
+    stored-copy cut note, and may be among ``notes`` too: each note is shown once. A whole
+    page with notes is followed by a rule and ``[webshelf] note:`` lines; when page and
+    notes do not both fit, the page is cut and the notes go into the footer."""
     total_chars = len(text)
     total_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    whole = agent_notes(notes, cut_note=cut_note)
     if total_chars <= budget:
-        return Window(text, False, total_chars, total_lines)
+        content = text + _whole_notes(text, whole) if whole else text
+        if len(content) > budget and not path:
+            # Cutting the page would lose lines for good (nothing is stored to read them back):
+            # the whole page, and of its notes only those that still fit.
+            content = _fitting_notes(text, whole, budget)
+        if len(content) <= budget:
+            return Window(content, False, total_chars, total_lines)
+    # In the footer, a store failure is already named on its "Full text: not stored (…)" line.
+    noted = agent_notes(notes, cut_note=cut_note, shown=None if path else " ".join((store_note or "").split()))
     # Reserve the notice and the footer without an outline at their largest sizes.
     fixed = len(_notice(total_lines, total_lines, total_chars)) + len(
-        _footer(path, total_chars, total_lines, total_lines, total_lines, [], store_note, cut_note, sizing=True))
+        _footer(path, total_chars, total_lines, total_lines, total_lines, [], store_note, noted, sizing=True))
     room = max(budget - fixed, 0)
     head_end, tail_pos = _fit_windows(text, room, head_ratio)
-    # Give the outline up to OUTLINE_SHARE of the budget, taken from the windows.
+    # Give the outline up to OUTLINE_SHARE of the budget, taken from the windows: its entries
+    # and the intro line that replaces the bare "\n" after "Omitted: …".
     every = headings(text)
     head, tail_start = _line_numbers(text, head_end, tail_pos, total_lines)
     outline = [h for h in every if head < h.line < tail_start]
-    wanted = min(sum(len(e) for e in _outline_lines(outline, int(budget * OUTLINE_SHARE))), room)
+    entries = _outline_lines(outline, int(budget * OUTLINE_SHARE) - len(OUTLINE_INTRO) + 1)
+    wanted = min(sum(map(len, entries)) + len(OUTLINE_INTRO) - 1, room) if entries else 0
     if wanted:
         head_end, tail_pos = _fit_windows(text, room - wanted, head_ratio)
         head, tail_start = _line_numbers(text, head_end, tail_pos, total_lines)
     first_omitted, last_omitted = head + 1, tail_start - 1
     notice = _notice(first_omitted, last_omitted, tail_pos - head_end)
-    bare = _footer(path, total_chars, total_lines, head, tail_start, [], store_note, cut_note)
+    bare = _footer(path, total_chars, total_lines, head, tail_start, [], store_note, noted)
     spare = budget - head_end - (total_chars - tail_pos) - len(notice) - len(bare)
     outline = [h for h in every if first_omitted <= h.line <= last_omitted]
     outline_lines = _outline_lines(outline, spare - len(OUTLINE_INTRO) + 1)
-    footer = _footer(path, total_chars, total_lines, head, tail_start, outline_lines, store_note, cut_note)
+    footer = _footer(path, total_chars, total_lines, head, tail_start, outline_lines, store_note, noted)
     content = text[:head_end] + notice + text[tail_pos:] + footer
     if len(content) > budget:  # only when the footer alone cannot fit (an extreme path length or cut note)
         content = (f"[webshelf] Truncated page: {total_chars:,} characters in {total_lines:,} lines; a budget of "

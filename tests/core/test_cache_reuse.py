@@ -17,6 +17,7 @@ from core.clean import clean_markdown
 from core.errors import PageNotFoundError
 from core.extract import web_extract_sync
 from core.read import read_file
+from core.truncate import render
 from tests.loopback import Response
 
 MD = {"Content-Type": "text/markdown; charset=utf-8"}
@@ -41,7 +42,12 @@ def test_second_extract_is_served_from_the_cache_without_a_request(server, confi
     assert first.ok and not first.cached and server.hits[path_of(url)] == 1
     second = web_extract_sync([url], config=config)[0]
     assert second.cached and server.hits[path_of(url)] == 1
-    assert (second.content, second.path, second.total_lines) == (first.content, first.path, first.total_lines)
+    assert (second.path, second.total_lines) == (first.path, first.total_lines)
+    # the same window; only the "served from the stored copy" note is added, inside the budget
+    stored, limit = Path(first.path).read_text(), config.web.extract_char_limit
+    assert first.content == render(stored, limit, path=first.path).content
+    assert second.content == render(stored, limit, path=second.path, notes=second.notes).content
+    assert f"Note: {second.notes[0]}\n" in second.content and len(second.content) <= limit
 
 
 def test_reuse_ignores_url_spelling_and_the_char_limit(server, config):

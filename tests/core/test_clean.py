@@ -72,3 +72,37 @@ def test_a_bare_image_data_uri_ends_at_its_base64_and_other_data_uris_stay():
     assert clean_markdown(text) == (
         "An inline icon [IMAGE] sits here and these words stay.\n"
         "The string data:text/plain;base64,SGVsbG8= decodes to Hello, and this sentence stays.\n")
+
+
+# Every line break str.splitlines() knows besides "\n": CR, CRLF, VT, FF, U+001C–U+001E, NEL, U+2028, U+2029.
+SPLITLINES_BREAKS = ["\r", "\r\n", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+text_with_breaks = st.lists(st.one_of(st.text(max_size=40), st.sampled_from(SPLITLINES_BREAKS + ["\n"])),
+                            max_size=60).map("".join)
+
+
+def test_every_line_separator_becomes_a_newline_and_splitlines_agrees():
+    """A form feed, U+2028, NEL … used to survive (or be deleted, gluing two words): a
+    splitlines() reader then counted other line numbers than the footer."""
+    text = "".join(f"line {i}{sep}" for i, sep in enumerate(SPLITLINES_BREAKS)) + "end\n"
+    out = clean_markdown(text)
+    assert out == "".join(f"line {i}\n" for i in range(len(SPLITLINES_BREAKS))) + "end\n"
+    assert out.splitlines() == out.split("\n")[:-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text_with_breaks, st.integers(20, 400))
+def test_splitlines_and_split_newline_agree_on_any_cleaned_text(text, width):
+    out = clean_markdown(text, width)
+    assert out.splitlines() == out.split("\n")[:-1]  # out ends with "\n" (or is empty)
+    assert out.splitlines(keepends=True) == [line + "\n" for line in out.split("\n")[:-1]]
+    assert not any(c in out for c in SPLITLINES_BREAKS if c != "\r\n")
+
+
+def test_normalising_line_breaks_costs_little_on_a_2_mb_page():
+    """The check runs on every page: without any separator it is a few memchr scans."""
+    from core.clean import normalise_line_breaks
+
+    page = ("Lorem ipsum dolor sit amet, adipiscing élit. " * 20 + "\n") * 2_200
+    assert normalise_line_breaks(page) is page  # nothing to do: the very same object back, no copy
+    with_breaks = page.replace("\n", "\u2028", 50)
+    assert normalise_line_breaks(with_breaks) == page

@@ -55,7 +55,7 @@ INVISIBLE = {
     "rtl_override": "\u202e", "ltr_embedding": "\u202a", "rtl_isolate": "\u2067", "pop_isolate": "\u2069",
     "rtl_mark": "\u200f", "arabic_letter_mark": "\u061c",
     "tag_character": "\U000e0049", "variation_selector": "\ufe0f", "variation_selector_supplement": "\U000e0100",
-    "nul": "\x00", "escape": "\x1b", "c1_control": "\x85",
+    "nul": "\x00", "escape": "\x1b", "c1_control": "\x9b",  # CSI; NEL (\x85) is a line break (test_clean.py)
 }
 
 
