@@ -24,9 +24,10 @@ def test_an_spa_shell_gets_its_note_on_every_call_and_is_fetched_again(server, c
     path = f"/empty/{uuid.uuid4().hex}"
     url = server.route(path, Response(SPA_SHELL))
     first = web_extract_sync([url], config=config)[0]
-    assert first.ok and not first.cached and EMPTY_NOTE in first.notes and not first.content.strip()
+    assert first.ok and not first.cached and EMPTY_NOTE in first.notes
+    assert first.content == f"---\n[webshelf] note: {EMPTY_NOTE}\n"  # the note, inside the budget; no page text
     second = web_extract_sync([url], config=config)[0]
-    assert second.ok and not second.cached and EMPTY_NOTE in second.notes
+    assert second.ok and not second.cached and EMPTY_NOTE in second.notes and second.content == first.content
     assert server.hits[path] == 2  # fetched again, not served from the empty copy
     assert second.path == first.path  # same (empty) content: the same stored file
 
@@ -39,7 +40,7 @@ def test_a_page_that_gains_text_is_then_reused_normally(server, config):
     second = web_extract_sync([url], config=config)[0]
     third = web_extract_sync([url], config=config)[0]
     assert "Rendered text." in second.content and EMPTY_NOTE not in second.notes and not second.cached
-    assert third.cached and third.content == second.content and server.hits[path] == 2
+    assert third.cached and third.content.startswith(second.content) and server.hits[path] == 2
 
 
 def test_the_cli_prints_the_note_on_both_calls(server, home_config_allows_loopback):
