@@ -19,12 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cache.evict import EvictionPolicy  # noqa: E402
-from cache.index import PageRecord  # noqa: E402
-from cache.layout import content_hash, page_name  # noqa: E402
-from cache.shelf import Shelf  # noqa: E402
-from core.config import Config  # noqa: E402
-from core.extract import web_extract, web_extract_sync  # noqa: E402
+from webshelf.cache.evict import EvictionPolicy  # noqa: E402
+from webshelf.cache.index import PageRecord  # noqa: E402
+from webshelf.cache.layout import content_hash, page_name  # noqa: E402
+from webshelf.cache.shelf import Shelf  # noqa: E402
+from webshelf.core.config import Config  # noqa: E402
+from webshelf.core.extract import web_extract, web_extract_sync  # noqa: E402
 from tests.loopback import LoopbackServer, Response  # noqa: E402
 
 PAGES = 10_000

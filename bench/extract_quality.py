@@ -132,7 +132,7 @@ def load_pages(limit: int | None, types: set[str] | None) -> list[dict]:
 
 
 def _webshelf(html: str, url: str | None) -> str:
-    from core.html_markdown import html_to_markdown
+    from webshelf.core.convert.html_markdown import html_to_markdown
 
     return html_to_markdown(html, url).markdown
 

@@ -26,12 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-import core.backends.local as local  # noqa: E402
-import core.clean as clean  # noqa: E402
-import core.convert as convert  # noqa: E402
-import core.guarded_connect as guarded  # noqa: E402
-from core.config import Config  # noqa: E402
-from core.extract import web_extract_sync  # noqa: E402
+import webshelf.core.backends.local as local  # noqa: E402
+import webshelf.core.clean as clean  # noqa: E402
+import webshelf.core.convert.by_type as convert  # noqa: E402
+import webshelf.core.fetch.guarded_connect as guarded  # noqa: E402
+from webshelf.core.config import Config  # noqa: E402
+from webshelf.core.extract import web_extract_sync  # noqa: E402
 from tests.loopback import WCXB, LoopbackServer  # noqa: E402
 
 LATENCY = 0.2

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from core.config import Config  # noqa: E402
-from core.extract import web_extract_sync  # noqa: E402
+from webshelf.core.config import Config  # noqa: E402
+from webshelf.core.extract import web_extract_sync  # noqa: E402
 from tests.providers import FakeProvider  # noqa: E402
 
 LATENCY = 0.2

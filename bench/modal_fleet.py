@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.config import Config  # noqa: E402
-from mounts.publish import publish_all  # noqa: E402
-from mounts.spec import cache_mount  # noqa: E402
+from webshelf.core.config import Config  # noqa: E402
+from webshelf.mounts.publish import publish_all  # noqa: E402
+from webshelf.mounts.spec import cache_mount  # noqa: E402
 from tests.runtimes.fake_modal import FakeModal, fake_runtime  # noqa: E402
 
 

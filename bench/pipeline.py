@@ -25,11 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from cache.shelf import Shelf  # noqa: E402
-from core.clean import clean_markdown  # noqa: E402
-from core.config import Config  # noqa: E402
-from core.extract import web_extract_sync  # noqa: E402
-from core.truncate import render  # noqa: E402
+from webshelf.cache.shelf import Shelf  # noqa: E402
+from webshelf.core.clean import clean_markdown  # noqa: E402
+from webshelf.core.config import Config  # noqa: E402
+from webshelf.core.extract import web_extract_sync  # noqa: E402
+from webshelf.core.truncate import render  # noqa: E402
 from tests.loopback import PYDOCS, WCXB, LoopbackServer  # noqa: E402
 
 LATENCY = 0.2
@@ -60,7 +60,7 @@ def bench_fetch(rounds: int) -> Table:
 
 def two_mb_markdown() -> str:
     """~2 MB of real Markdown: the pydocs pages converted, concatenated."""
-    from core.html_markdown import html_to_markdown
+    from webshelf.core.convert.html_markdown import html_to_markdown
 
     parts, size = [], 0
     for file in sorted(PYDOCS.glob("*.html")):

@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.config import Config  # noqa: E402
-from core.extract import web_extract_sync  # noqa: E402
-from core.read import read_file  # noqa: E402
-from core.sandbox import open_runtime, read_file_in  # noqa: E402
+from webshelf.core.config import Config  # noqa: E402
+from webshelf.core.extract import web_extract_sync  # noqa: E402
+from webshelf.core.read import read_file  # noqa: E402
+from webshelf.core.sandbox import open_runtime, read_file_in  # noqa: E402
 from tests.loopback import LoopbackServer, Response  # noqa: E402
 
 

@@ -29,12 +29,12 @@ from html_to_markdown import convert  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from cache.shelf import Shelf  # noqa: E402
-from core.clean import clean_markdown  # noqa: E402
-from core.config import Config  # noqa: E402
-from core.errors import InputError  # noqa: E402
-from core.read import MAX_LIMIT, count_lines, read_file  # noqa: E402
-from core.search_page import search_page  # noqa: E402
+from webshelf.cache.shelf import Shelf  # noqa: E402
+from webshelf.core.clean import clean_markdown  # noqa: E402
+from webshelf.core.config import Config  # noqa: E402
+from webshelf.errors import InputError  # noqa: E402
+from webshelf.core.read import MAX_LIMIT, count_lines, read_file  # noqa: E402
+from webshelf.core.search_page import search_page  # noqa: E402
 from tests.loopback import PYDOCS  # noqa: E402
 
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.config import Config, SshHostConfig  # noqa: E402
-from core.sandbox import open_runtime  # noqa: E402
+from webshelf.core.config import Config, SshHostConfig  # noqa: E402
+from webshelf.core.sandbox import open_runtime  # noqa: E402
 from tests.sshd import Sshd, sshd_missing  # noqa: E402
 
 

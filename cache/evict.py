@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cache.hooks import notify_evicted
-from cache.index import PageRecord
-from cache.store import remove_files, stale_temp_files
+from webshelf.cache.hooks import notify_evicted
+from webshelf.cache.index import PageRecord
+from webshelf.cache.store import remove_files, stale_temp_files
 
 if TYPE_CHECKING:
-    from cache.shelf import Shelf
+    from webshelf.cache.shelf import Shelf
 
 EXPIRED = "expired (cache.ttl)"
 OVER_CAP = "over the size cap (cache.max_total_bytes)"

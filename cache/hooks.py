@@ -4,7 +4,7 @@
 here and whoever mirrors ``cache/web/`` elsewhere — the mounts layer's sync engine for SSH and
 Modal sandboxes — subscribes::
 
-    from cache.hooks import on_evict
+    from webshelf.cache.hooks import on_evict
     unsubscribe = on_evict(lambda paths: engine.retract(paths))
 
 Callbacks run in the evicting thread, after the files are gone, with the absolute paths

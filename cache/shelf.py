@@ -19,14 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from cache.caps import cap_text
-from cache.evict import EvictionPolicy, PruneReport, clear, prune
-from cache.index import PageIndex, PageRecord
-from cache.layout import CacheLayout, content_hash, page_name
-from cache.lock import CacheLock
-from cache.store import write_page
-from cache.urls import normalize_url
-from cache.verify import VerifyReport, verify
+from webshelf.cache.caps import cap_text
+from webshelf.cache.evict import EvictionPolicy, PruneReport, clear, prune
+from webshelf.cache.index import PageIndex, PageRecord
+from webshelf.cache.layout import CacheLayout, content_hash, page_name
+from webshelf.cache.lock import CacheLock
+from webshelf.cache.store import write_page
+from webshelf.cache.urls import normalize_url
+from webshelf.cache.verify import VerifyReport, verify
 
 
 @dataclass(frozen=True)

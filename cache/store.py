@@ -14,7 +14,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from cache.layout import TEMP_PREFIX
+from webshelf.cache.layout import TEMP_PREFIX
 
 STALE_TEMP_AGE = 3_600.0  # seconds; a temp file of a live writer this old is abandoned anyway
 

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cache.hooks import notify_evicted
-from cache.index import PageRecord
-from cache.layout import PAGE_SUFFIX, TEMP_PREFIX
-from cache.store import remove_files, stale_temp_files
+from webshelf.cache.hooks import notify_evicted
+from webshelf.cache.index import PageRecord
+from webshelf.cache.layout import PAGE_SUFFIX, TEMP_PREFIX
+from webshelf.cache.store import remove_files, stale_temp_files
 
 if TYPE_CHECKING:
-    from cache.shelf import Shelf
+    from webshelf.cache.shelf import Shelf
 
 PAGE_NAME = re.compile(r"^[a-z0-9.-]+-[0-9a-f]{12}-(?P<sha>[0-9a-f]{16})\.md$")
 

@@ -18,10 +18,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError, field_validator
 
-from core.config_env import Unset, defer, field_path, interpolate, prune
-from core.errors import ConfigError, InputError
-from core.units import Duration, Size
-from runtimes.local_view import SYSTEM_BINDS
+from webshelf.core.config_env import Unset, defer, field_path, interpolate, prune
+from webshelf.errors import ConfigError, InputError
+from webshelf.core.units import Duration, Size
+from webshelf.runtimes.local.view import SYSTEM_BINDS
 
 DEFAULT_USER_AGENT = "webshelf/0.1 (+https://pypi.org/project/webshelf/; web reader for AI agents)"
 CHAR_LIMIT_RANGE = (2_000, 2_000_000)
@@ -116,7 +116,7 @@ class WebConfig(Strict):
     concurrency: int = Field(8, ge=1, le=256, description="Pages fetched at once.")
     timeout_s: float = Field(30.0, gt=0, le=3_600, description="Per-URL timeout in seconds.")
     user_agent: str = Field(DEFAULT_USER_AGENT, min_length=1)
-    # fetch hardening (core/netpolicy.py, core/backends/local.py): what may be fetched, and how much
+    # fetch hardening (core/fetch/netpolicy.py, core/backends/local.py): what may be fetched, and how much
     allow_private: bool = Field(False, description="Allow loopback, private, link-local and other non-public addresses.")
     allow_hosts: list[str] = Field(
         default_factory=list,
@@ -144,7 +144,7 @@ class WebConfig(Strict):
     @field_validator("allow_hosts")
     @classmethod
     def _valid_hosts(cls, hosts: list[str]) -> list[str]:
-        from core.netpolicy import normalise_allow_entry
+        from webshelf.core.fetch.netpolicy import normalise_allow_entry
 
         return [normalise_allow_entry(h) for h in hosts]
 

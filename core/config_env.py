@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from core.errors import ConfigError
+from webshelf.errors import ConfigError
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}")
 Part = str | int

@@ -28,18 +28,19 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from cache.evict import EvictionPolicy
-from cache.hooks import on_evict
-from cache.shelf import CachedPage, Shelf
-from core.backends import HOSTED_KEYS, check_backend, get_backend, require_key, select_backend
-from core.backends.routing import keep_local, local_note, not_sent_error
-from core.clean import clean_markdown
-from core.config import Config, check_char_limit, load_config
-from core.errors import InputError, InvalidURLError, WebshelfError
-from core import netpolicy, untrusted
-from core.models import ErrorInfo, ExtractResult, Page
-from core.truncate import Window, headings, render
-from mounts.publish import PublishTarget, publish_all, retract_all
+from webshelf.cache.evict import EvictionPolicy
+from webshelf.cache.hooks import on_evict
+from webshelf.cache.shelf import CachedPage, Shelf
+from webshelf.core.backends import HOSTED_KEYS, check_backend, get_backend, require_key, select_backend
+from webshelf.core.backends.routing import keep_local, local_note, not_sent_error
+from webshelf.core.clean import clean_markdown
+from webshelf.core.config import Config, check_char_limit, load_config
+from webshelf.errors import InputError, InvalidURLError, WebshelfError
+from webshelf.core import untrusted
+from webshelf.core.fetch import netpolicy
+from webshelf.core.models import ErrorInfo, ExtractResult, Page
+from webshelf.core.truncate import Window, headings, render
+from webshelf.mounts.publish import PublishTarget, publish_all, retract_all
 
 log = logging.getLogger("webshelf")
 
@@ -72,7 +73,7 @@ def check_url(url: str) -> None:
         raise InvalidURLError(f"{url!r} is not a valid URL ({exc}); write it like https://example.com/page",
                               url=url) from None
     if parts.scheme.lower() == "file":
-        return  # the backend applies web.allow_file_urls / web.file_dirs (core/netpolicy.py)
+        return  # the backend applies web.allow_file_urls / web.file_dirs (core/fetch/netpolicy.py)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise InvalidURLError(f"{url!r} is not an absolute http(s) URL; write it like https://example.com/page", url=url)
 

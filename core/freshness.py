@@ -9,7 +9,7 @@ the age of what an agent reads does not depend on which provider fetched it. The
 
 from __future__ import annotations
 
-from core.config import Config
+from webshelf.core.config import Config
 
 
 def max_age_s(config: Config, *, fresh: bool = False) -> int:

@@ -14,10 +14,10 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from cache.layout import PAGE_SUFFIX, CacheLayout
-from cache.shelf import Shelf
-from core.config import Config, load_config
-from core.errors import InputError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
+from webshelf.cache.layout import PAGE_SUFFIX, CacheLayout
+from webshelf.cache.shelf import Shelf
+from webshelf.core.config import Config, load_config
+from webshelf.errors import InputError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
 
 MAX_LIMIT = 2_000
 MAX_OFFSET = 1_000_000_000  # far past any stored page (cache.max_file_chars), well inside islice's range

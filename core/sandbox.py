@@ -16,21 +16,21 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from cache.layout import PAGE_SUFFIX, CacheLayout
-from core.config import Config, load_config
-from core.errors import (
+from webshelf.cache.layout import PAGE_SUFFIX, CacheLayout
+from webshelf.core.config import Config, load_config
+from webshelf.errors import (
     ConfigError, MountError, WebshelfError, PathOutsideCacheError,
     RuntimeAdapterError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError,
 )
-from core.read import check_read_args, offset_past_end, page_not_found
-from mounts.spec import cache_mount
-from runtimes.base import Runtime
-from runtimes.errors import (
+from webshelf.core.read import check_read_args, offset_past_end, page_not_found
+from webshelf.mounts.spec import cache_mount
+from webshelf.runtimes.base import Runtime
+from webshelf.runtimes.errors import (
     MountCheckError, SandboxConfigError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError,
 )
-from runtimes.owner import Orphan
-from runtimes.registry import kind_of, names, runtime_class
-from runtimes.scratch import orphan_dirs
+from webshelf.runtimes.owner import Orphan
+from webshelf.runtimes.registry import kind_of, names, runtime_class
+from webshelf.runtimes.local.scratch import orphan_dirs
 
 _CONVERT = [(MountCheckError, MountError), (SandboxTimeoutError, RuntimeTimeoutError),
             (SandboxExecError, RuntimeExecError), (SandboxUnavailableError, RuntimeUnavailableError)]

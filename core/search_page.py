@@ -19,11 +19,11 @@ import time
 
 import regex as regex_engine
 
-from cache.layout import CacheLayout
-from core.config import Config, load_config
-from core.errors import InputError
-from core.read import _open_page, resolve_page_path
-from core.truncate import READ_LIMIT
+from webshelf.cache.layout import CacheLayout
+from webshelf.core.config import Config, load_config
+from webshelf.errors import InputError
+from webshelf.core.read import _open_page, resolve_page_path
+from webshelf.core.truncate import READ_LIMIT
 
 MAX_RESULTS = 200
 DEFAULT_RESULTS = 20

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from cache.layout import CacheLayout
+from webshelf.cache.layout import CacheLayout
 
 
 @dataclass(frozen=True)

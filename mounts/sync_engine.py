@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mounts.sync import RemoteFile, SyncTransport
+from webshelf.mounts.sync import RemoteFile, SyncTransport
 
 
 def mirrored(name: str) -> bool:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from mounts.sync_engine import mirrored
+from webshelf.mounts.sync_engine import mirrored
 
 log = logging.getLogger("webshelf.sync")
 

@@ -1,15 +1,15 @@
 """Sandbox adapters: one ``Runtime`` per sandbox kind (local = bubblewrap, docker, …).
 
-    from runtimes.registry import runtime_class
-    from mounts.spec import cache_mount
+    from webshelf.runtimes.registry import runtime_class
+    from webshelf.mounts.spec import cache_mount
     with runtime_class("docker")(settings, cache_mount(home)) as rt:
         rt.verify(); print(rt.exec(["ls", str(rt.mount.path)], timeout=10).text())
 
 ``core.sandbox.open_runtime(name, config)`` does the same from a webshelf config.
 """
 
-from runtimes.base import BindRuntime, ExecResult, Runtime, VerifyReport
-from runtimes.errors import (
+from webshelf.runtimes.base import BindRuntime, ExecResult, Runtime, VerifyReport
+from webshelf.runtimes.errors import (
     MountCheckError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError,
 )
 

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mounts.spec import MountSpec
-from runtimes.errors import MountCheckError, SandboxExecError
+from webshelf.mounts.spec import MountSpec
+from webshelf.runtimes.errors import MountCheckError, SandboxExecError
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ class Runtime(ABC):
 
     def verify(self, *, timeout: float = 30.0) -> VerifyReport:
         """Check the mount from inside; raise ``MountCheckError`` naming what failed."""
-        from runtimes.verify import verify_mount
+        from webshelf.runtimes.verify import verify_mount
 
         report = verify_mount(self, timeout=timeout)
         if not report.ok:

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import importlib
 
-from runtimes.base import Runtime
-from runtimes.errors import SandboxUnavailableError
+from webshelf.runtimes.base import Runtime
+from webshelf.runtimes.errors import SandboxUnavailableError
 
 _RUNTIMES: dict[str, str] = {
-    "local": "runtimes.local:LocalRuntime",
-    "docker": "runtimes.docker:DockerRuntime",
-    "modal": "runtimes.modal_runtime:ModalRuntime",
-    "ssh": "runtimes.ssh:SshRuntime",
+    "local": "webshelf.runtimes.local.runtime:LocalRuntime",
+    "docker": "webshelf.runtimes.docker.runtime:DockerRuntime",
+    "modal": "webshelf.runtimes.modal.runtime:ModalRuntime",
+    "ssh": "webshelf.runtimes.ssh.runtime:SshRuntime",
 }
 
 

@@ -16,9 +16,9 @@ import secrets
 import shutil
 from pathlib import Path
 
-from runtimes.base import Runtime, VerifyReport
-from runtimes.errors import SandboxError
-from runtimes.verify_isolation import check_isolation
+from webshelf.runtimes.base import Runtime, VerifyReport
+from webshelf.runtimes.errors import SandboxError
+from webshelf.runtimes.verify_isolation import check_isolation
 
 SENTINEL_PREFIX = ".webshelf-verify-"
 PROBE_PREFIX = ".webshelf-probe-"

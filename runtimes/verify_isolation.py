@@ -26,7 +26,7 @@ import os
 import re
 from pathlib import Path
 
-from runtimes.base import Runtime, VerifyReport
+from webshelf.runtimes.base import Runtime, VerifyReport
 
 # $1 = the mount point, $2 = a name prefix for probe files. Prints the name of each attempt that worked.
 _LOCKED = r"""

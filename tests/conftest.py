@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Config
+from webshelf.core.config import Config
 from tests.loopback import CORPORA, LoopbackServer
 
 

@@ -10,18 +10,18 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from core.backends.base import Backend
-from core.backends.selection import (AUTO, HOSTED_KEYS, Selection, auto_pick, key_problem, key_source,
+from webshelf.core.backends.base import Backend
+from webshelf.core.backends.selection import (AUTO, HOSTED_KEYS, Selection, auto_pick, key_problem, key_source,
                                      require_key, select_backend, selection)
-from core.config import Config
-from core.errors import ConfigError
+from webshelf.core.config import Config
+from webshelf.errors import ConfigError
 
 BACKENDS: dict[str, str] = {
-    "local": "core.backends.local:LocalBackend",
-    "firecrawl": "core.backends.firecrawl:FirecrawlBackend",
-    "tavily": "core.backends.tavily:TavilyBackend",
-    "exa": "core.backends.exa:ExaBackend",
-    "parallel": "core.backends.parallel:ParallelBackend",
+    "local": "webshelf.core.backends.local:LocalBackend",
+    "firecrawl": "webshelf.core.backends.firecrawl:FirecrawlBackend",
+    "tavily": "webshelf.core.backends.tavily:TavilyBackend",
+    "exa": "webshelf.core.backends.exa:ExaBackend",
+    "parallel": "webshelf.core.backends.parallel:ParallelBackend",
 }
 CHOICES = (AUTO, *BACKENDS)
 

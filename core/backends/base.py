@@ -18,8 +18,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Coroutine
 from types import TracebackType
 
-from core.config import Config
-from core.models import Page
+from webshelf.core.config import Config
+from webshelf.core.models import Page
 
 
 class Backend(ABC):

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.backends.hosted import HostedBackend, Outcome, by_requested_url
-from core.config import ExaConfig
+from webshelf.core.backends.hosted import HostedBackend, Outcome, by_requested_url
+from webshelf.core.config import ExaConfig
 
 
 class ExaBackend(HostedBackend):

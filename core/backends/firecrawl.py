@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.backends.hosted import HostedBackend, Outcome
-from core.config import FirecrawlConfig
+from webshelf.core.backends.hosted import HostedBackend, Outcome
+from webshelf.core.config import FirecrawlConfig
 
 
 class FirecrawlBackend(HostedBackend):

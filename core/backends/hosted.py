@@ -26,15 +26,15 @@ from typing import Any
 
 import httpx
 
-from core.backends.base import Backend
-from core.backends.local import retry_after_s
-from core.backends.routing import DIRECT_HINT, local_only_reason, not_sent_error
-from core.backends.selection import configured_key, require_key
-from core.config import Config, HostedBackendConfig
-from core.errors import BackendError, FetchError, FetchTimeoutError, HTTPStatusError
-from core.freshness import max_age_s
-from core.models import Page
-from core.netpolicy import Policy, check_hosted_url, redact
+from webshelf.core.backends.base import Backend
+from webshelf.core.backends.local import retry_after_s
+from webshelf.core.backends.routing import DIRECT_HINT, local_only_reason, not_sent_error
+from webshelf.core.backends.selection import configured_key, require_key
+from webshelf.core.config import Config, HostedBackendConfig
+from webshelf.errors import BackendError, FetchError, FetchTimeoutError, HTTPStatusError
+from webshelf.core.freshness import max_age_s
+from webshelf.core.models import Page
+from webshelf.core.fetch.netpolicy import Policy, check_hosted_url, redact
 
 Outcome = Page | FetchError
 

@@ -3,12 +3,12 @@
 One ``httpx.AsyncClient`` per call serves every URL (shared connection pool, keep-alive). Every
 fetch is hardened against hostile URLs and servers (README "Security"):
 
-- the address policy (core/netpolicy.py) before the request, and in the connection itself
-  (core/guarded_connect.py: resolve once, check every address, connect to a checked one);
+- the address policy (core/fetch/netpolicy.py) before the request, and in the connection itself
+  (core/fetch/guarded_connect.py: resolve once, check every address, connect to a checked one);
 - redirects followed here, not by httpx, each hop re-checked, at most ``web.max_redirects``;
 - one deadline per URL (``web.timeout_s``) over DNS, connect, TLS, redirects, retries and the
   body, plus a per-read timeout (``web.read_timeout_s``) — a trickling server cannot hold on;
-- the decoded body capped at ``web.max_bytes`` while streaming (core/body.py), bombs included;
+- the decoded body capped at ``web.max_bytes`` while streaming (core/fetch/body.py), bombs included;
 - 429/503 retried up to ``web.max_retries`` honouring ``Retry-After`` within ``web.max_retry_wait_s``.
 
 Conversion (CPU-bound) runs in a worker thread so that it never stalls other fetches.
@@ -24,16 +24,16 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from core.backends.base import Backend
-from core.body import read_capped, too_large
-from core.config import Config
-from core.convert import refuse_binary_type, to_markdown
-from core.errors import (BlockedURLError, FetchError, FetchTimeoutError, HTTPStatusError, InvalidURLError,
+from webshelf.core.backends.base import Backend
+from webshelf.core.fetch.body import read_capped, too_large
+from webshelf.core.config import Config
+from webshelf.core.convert.by_type import refuse_binary_type, to_markdown
+from webshelf.errors import (BlockedURLError, FetchError, FetchTimeoutError, HTTPStatusError, InvalidURLError,
                          TooManyRedirectsError, WebshelfError)
-from core.file_urls import read_file_url
-from core.guarded_connect import GuardedTransport, Resolver
-from core.models import Page
-from core.netpolicy import Policy, check_url, redact
+from webshelf.core.fetch.file_urls import read_file_url
+from webshelf.core.fetch.guarded_connect import GuardedTransport, Resolver
+from webshelf.core.models import Page
+from webshelf.core.fetch.netpolicy import Policy, check_url, redact
 
 ACCEPT = "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.8,application/pdf;q=0.7,*/*;q=0.5"
 REDIRECTS = {301, 302, 303, 307, 308}

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.backends.hosted import HostedBackend, Outcome, by_requested_url
-from core.config import ParallelConfig
+from webshelf.core.backends.hosted import HostedBackend, Outcome, by_requested_url
+from webshelf.core.config import ParallelConfig
 
 MAX_URLS_PER_REQUEST = 20
 MIN_MAX_AGE_S = 600

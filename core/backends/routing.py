@@ -22,10 +22,10 @@ import dataclasses
 import ipaddress
 from urllib.parse import urlsplit
 
-from core.config import Config
-from core.errors import FetchError, NotSentToProviderError
-from core.guarded_connect import Resolver, system_resolver
-from core.netpolicy import RESERVED_NAMES, RESERVED_SUFFIXES, Policy, address_problem, check_url, parse_ip, redact
+from webshelf.core.config import Config
+from webshelf.errors import FetchError, NotSentToProviderError
+from webshelf.core.fetch.guarded_connect import Resolver, system_resolver
+from webshelf.core.fetch.netpolicy import RESERVED_NAMES, RESERVED_SUFFIXES, Policy, address_problem, check_url, parse_ip, redact
 
 
 def local_only_reason(url: str, policy: Policy) -> str | None:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from core.config import Config, HostedBackendConfig
-from core.errors import ConfigError
+from webshelf.core.config import Config, HostedBackendConfig
+from webshelf.errors import ConfigError
 
 AUTO = "auto"
 # Hosted providers in the order ``auto`` tries them, with their usual key variable.

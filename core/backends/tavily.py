@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.backends.hosted import HostedBackend, Outcome, by_requested_url
-from core.config import TavilyConfig
+from webshelf.core.backends.hosted import HostedBackend, Outcome, by_requested_url
+from webshelf.core.config import TavilyConfig
 
 MAX_URLS_PER_REQUEST = 20
 

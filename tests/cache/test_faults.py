@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from cache.layout import TEMP_PREFIX
-from cache.shelf import Shelf
-from core.config import Config
-from core.extract import web_extract_sync
-from core.read import read_file
+from webshelf.cache.layout import TEMP_PREFIX
+from webshelf.cache.shelf import Shelf
+from webshelf.core.config import Config
+from webshelf.core.extract import web_extract_sync
+from webshelf.core.read import read_file
 from tests.components import is_root, need
 from tests.loopback import Response
 
@@ -76,7 +76,7 @@ def test_four_processes_extracting_overlapping_urls_leave_a_consistent_cache(ser
 
 _KILLED_WRITER = """
 import sys
-from cache.shelf import Shelf
+from webshelf.cache.shelf import Shelf
 shelf = Shelf(sys.argv[1])
 print("ready", flush=True)
 shelf.put(url="http://example.com/huge", final_url=None, title=None, text="x" * 400_000_000,
@@ -111,7 +111,7 @@ def test_a_writer_killed_mid_write_leaves_no_partial_page_and_its_temp_file_is_s
 
 
 def shelf_policy():
-    from cache.evict import EvictionPolicy
+    from webshelf.cache.evict import EvictionPolicy
 
     return EvictionPolicy(ttl=0, max_total_bytes=1 << 30)
 
@@ -125,7 +125,7 @@ def tiny_home(tmp_path):
     try:
         yield mnt / "home"
     finally:
-        from cache.shelf import _shared
+        from webshelf.cache.shelf import _shared
 
         _shared.pop(mnt / "home", None)  # drop the process's open shelf before unmounting
         import gc

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from cache.caps import cap_text
-from cache.evict import EXPIRED, OVER_CAP, EvictionPolicy
-from cache.hooks import on_evict
-from cache.shelf import Shelf
-from cache.store import stale_temp_files
-from cache.urls import normalize_url
+from webshelf.cache.caps import cap_text
+from webshelf.cache.evict import EXPIRED, OVER_CAP, EvictionPolicy
+from webshelf.cache.hooks import on_evict
+from webshelf.cache.shelf import Shelf
+from webshelf.cache.store import stale_temp_files
+from webshelf.cache.urls import normalize_url
 
 BIG = EvictionPolicy(ttl=7 * 86_400, max_total_bytes=1 << 30)
 

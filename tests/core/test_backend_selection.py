@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from core.backends import select_backend, selection
-from core.cli import main
-from core.config import Config, load_config
-from core.errors import ConfigError
-from core.extract import web_extract_sync
+from webshelf.core.backends import select_backend, selection
+from webshelf.core.surfaces.cli import main
+from webshelf.core.config import Config, load_config
+from webshelf.errors import ConfigError
+from webshelf.core.extract import web_extract_sync
 from tests.providers import ENV_VARS
 
 

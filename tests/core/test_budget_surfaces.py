@@ -25,9 +25,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.config import Config
-from core.dispatch import call_tool, run_tool
-from core.sandbox import open_runtime
+from webshelf.core.config import Config
+from webshelf.core.surfaces.dispatch import call_tool, run_tool
+from webshelf.core.sandbox import open_runtime
 from tests.loopback import Response
 
 HINT = re.compile(r'read_file path=("(?:[^"\\]|\\.)*") offset=(\d+) limit=(\d+)$', re.M)

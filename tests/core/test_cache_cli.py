@@ -9,9 +9,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from cache.shelf import Shelf
-from core.cli import main
-from core.extract import web_extract_sync
+from webshelf.cache.shelf import Shelf
+from webshelf.core.surfaces.cli import main
+from webshelf.core.extract import web_extract_sync
 from tests.loopback import Response
 
 MD = {"Content-Type": "text/markdown"}

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from cache.hooks import on_evict
-from cache.layout import content_hash, page_name
-from cache.shelf import Shelf
-from cache.urls import normalize_url
-from core.clean import clean_markdown
-from core.errors import PageNotFoundError
-from core.extract import web_extract_sync
-from core.read import read_file
-from core.truncate import render
+from webshelf.cache.hooks import on_evict
+from webshelf.cache.layout import content_hash, page_name
+from webshelf.cache.shelf import Shelf
+from webshelf.cache.urls import normalize_url
+from webshelf.core.clean import clean_markdown
+from webshelf.errors import PageNotFoundError
+from webshelf.core.extract import web_extract_sync
+from webshelf.core.read import read_file
+from webshelf.core.truncate import render
 from tests.loopback import Response
 
 MD = {"Content-Type": "text/markdown; charset=utf-8"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.clean import drop_invisible, clean_markdown, wrap_line
+from webshelf.core.clean import drop_invisible, clean_markdown, wrap_line
 
 B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
@@ -56,7 +56,7 @@ def test_every_non_space_character_survives_and_no_line_is_too_long(text, width)
 def test_the_fast_invisible_check_agrees_with_the_full_scan_on_every_bmp_character():
     """drop_invisible skips its full-text regex when the UTF-8 bytes show no invisible
     character; that shortcut must never miss one."""
-    from core.clean import _INVISIBLE, drop_invisible
+    from webshelf.core.clean import _INVISIBLE, drop_invisible
 
     for cp in range(0x10000):
         if 0xD800 <= cp <= 0xDFFF:
@@ -100,7 +100,7 @@ def test_splitlines_and_split_newline_agree_on_any_cleaned_text(text, width):
 
 def test_normalising_line_breaks_costs_little_on_a_2_mb_page():
     """The check runs on every page: without any separator it is a few memchr scans."""
-    from core.clean import normalise_line_breaks
+    from webshelf.core.clean import normalise_line_breaks
 
     page = ("Lorem ipsum dolor sit amet, adipiscing élit. " * 20 + "\n") * 2_200
     assert normalise_line_breaks(page) is page  # nothing to do: the very same object back, no copy

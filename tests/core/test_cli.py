@@ -10,7 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from core.cli import main
+from webshelf.core.surfaces.cli import main
 from tests.loopback import Response
 
 

@@ -15,9 +15,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from core.cli import main
-from core.config import parse_config
-from core.errors import ConfigError
+from webshelf.core.surfaces.cli import main
+from webshelf.core.config import parse_config
+from webshelf.errors import ConfigError
 
 VAR = "WS_TEST_UNSET_FIRECRAWL_KEY"
 NAMED = rf"web\.firecrawl\.api_key: environment variable {VAR} is not set"
@@ -91,7 +91,7 @@ def test_a_required_setting_cannot_wait_and_an_unknown_key_is_still_named(tmp_pa
 
 
 def test_auto_skips_a_provider_whose_key_variable_is_unset(tmp_path, monkeypatch):
-    from core.backends import require_key, select_backend
+    from webshelf.core.backends import require_key, select_backend
 
     monkeypatch.delenv("WS_NOPE_KEY", raising=False)
     monkeypatch.setenv("EXA_API_KEY", "k")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from core.extract import web_extract_sync
+from webshelf.core.extract import web_extract_sync
 from tests.loopback import Response
 from tests.pdfgen import make_pdf
 

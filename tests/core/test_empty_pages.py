@@ -11,8 +11,8 @@ import uuid
 
 from click.testing import CliRunner
 
-from core.cli import main
-from core.extract import EMPTY_NOTE, web_extract_sync
+from webshelf.core.surfaces.cli import main
+from webshelf.core.extract import EMPTY_NOTE, web_extract_sync
 from tests.loopback import Response
 
 SPA_SHELL = (b"<!doctype html><html><head><title>App</title><script src=\"/static/app.js\"></script></head>"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import InputError
-from core.extract import web_extract_sync
-from core.read import read_file
+from webshelf.errors import InputError
+from webshelf.core.extract import web_extract_sync
+from webshelf.core.read import read_file
 from tests.loopback import PYDOCS, Response
 
 FOOTER = "\n---\n[webshelf] Truncated page:"
@@ -131,7 +131,7 @@ def test_json_is_pretty_printed_in_a_fence_and_charsets_are_honoured(server, con
 
 
 def test_a_broken_cache_still_returns_the_window_with_a_note_and_no_path(server, tmp_path):
-    from core.config import Config
+    from webshelf.core.config import Config
 
     home = tmp_path / "brokenhome"
     home.mkdir()

@@ -13,7 +13,7 @@ import zlib
 import brotli
 import pytest
 
-from core.extract import web_extract_sync
+from webshelf.core.extract import web_extract_sync
 from tests.loopback import Response
 
 TEXT = {"Content-Type": "text/plain"}
@@ -125,8 +125,8 @@ def test_deadline_covers_a_tls_handshake_that_never_finishes(config):
 def test_deadline_covers_slow_dns(server, config):
     import asyncio
 
-    from core.backends.local import LocalBackend
-    from core.errors import FetchTimeoutError
+    from webshelf.core.backends.local import LocalBackend
+    from webshelf.errors import FetchTimeoutError
 
     async def slow(host, port):
         await asyncio.sleep(10)

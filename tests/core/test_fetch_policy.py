@@ -8,10 +8,10 @@ import os
 
 import pytest
 
-from core.backends.local import LocalBackend
-from core.config import Config
-from core.errors import BlockedURLError, TooManyRedirectsError
-from core.extract import web_extract_sync
+from webshelf.core.backends.local import LocalBackend
+from webshelf.core.config import Config
+from webshelf.errors import BlockedURLError, TooManyRedirectsError
+from webshelf.core.extract import web_extract_sync
 from tests.loopback import Response
 
 TEXT = {"Content-Type": "text/plain"}

@@ -12,9 +12,9 @@ import re
 import httpx
 import pytest
 
-from core.config import Config
-from core.errors import ConfigError
-from core.extract import web_extract_sync
+from webshelf.core.config import Config
+from webshelf.errors import ConfigError
+from webshelf.core.extract import web_extract_sync
 from tests.providers import ENV_VARS, PATHS, FakeProvider, Scripted, error_body
 
 KINDS = ["firecrawl", "tavily", "exa", "parallel"]
@@ -227,7 +227,7 @@ def test_a_long_pydocs_page_from_a_provider_is_truncated_with_a_valid_footer_and
     """End to end: the provider's Markdown goes through clean → store → truncate like a local page."""
     import html_to_markdown
 
-    from core.clean import clean_markdown
+    from webshelf.core.clean import clean_markdown
     from tests.core.test_extract import CALL, FOOTER, read_all
     from tests.loopback import PYDOCS
 

@@ -14,13 +14,13 @@ import socket
 import pytest
 from click.testing import CliRunner
 
-from core.backends import get_backend
-from core.backends.routing import local_only_reason
-from core.cli import main
-from core.config import Config
-from core.errors import NotSentToProviderError
-from core.extract import web_extract_sync
-from core.netpolicy import Policy
+from webshelf.core.backends import get_backend
+from webshelf.core.backends.routing import local_only_reason
+from webshelf.core.surfaces.cli import main
+from webshelf.core.config import Config
+from webshelf.errors import NotSentToProviderError
+from webshelf.core.extract import web_extract_sync
+from webshelf.core.fetch.netpolicy import Policy
 from tests.loopback import Response
 from tests.providers import FakeProvider
 

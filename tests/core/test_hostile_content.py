@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from core.clean import clean_markdown, drop_invisible
-from core.extract import web_extract_sync
-from core.html_hidden import drop_hidden, invisible_style
-from core.untrusted import overhead
+from webshelf.core.clean import clean_markdown, drop_invisible
+from webshelf.core.extract import web_extract_sync
+from webshelf.core.convert.html_hidden import drop_hidden, invisible_style
+from webshelf.core.untrusted import overhead
 from tests.loopback import Response
 
 HIDING_PLACES = {

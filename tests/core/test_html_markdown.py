@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.html_markdown import Converted, html_to_markdown
+from webshelf.core.convert.html_markdown import Converted, html_to_markdown
 
 CORPORA = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpora"
 WCXB = CORPORA / "wcxb-dev"

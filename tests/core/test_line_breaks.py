@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
-from core.extract import web_extract_sync
-from core.read import read_file
+from webshelf.core.extract import web_extract_sync
+from webshelf.core.read import read_file
 from tests.loopback import Response
 
 SEPARATORS = ["\r\n", "\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]

@@ -14,7 +14,7 @@ import yaml
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from core.tools import TOOLS
+from webshelf.core.surfaces.tools import TOOLS
 from tests.loopback import Response
 
 WEBSHELF = Path(sys.executable).with_name("webshelf")
@@ -117,7 +117,7 @@ def test_errors_reach_the_client_as_tool_errors(server, home):
 
 
 def test_without_the_sdk_the_command_names_the_package_to_install(home):
-    hide_sdk = "import sys; sys.modules['mcp'] = sys.modules['mcp_types'] = None; from core.cli import main; main(['mcp'])"
+    hide_sdk = "import sys; sys.modules['mcp'] = sys.modules['mcp_types'] = None; from webshelf.core.surfaces.cli import main; main(['mcp'])"
     proc = subprocess.run([sys.executable, "-c", hide_sdk], capture_output=True, text=True, timeout=60,
                           env={**os.environ, **subprocess_home(home)}, stdin=subprocess.DEVNULL)
     assert (proc.returncode, proc.stdout) == (2, "")

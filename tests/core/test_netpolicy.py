@@ -1,5 +1,5 @@
 """The address policy without DNS: every spelling of a non-public address, reserved names,
-schemes, credentials in URLs, and the opt-ins (core/netpolicy.py)."""
+schemes, credentials in URLs, and the opt-ins (core/fetch/netpolicy.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import ipaddress
 
 import pytest
 
-from core.config import Config, parse_config
-from core.errors import BlockedURLError, ConfigError
-from core.netpolicy import Policy, address_problem, check_addresses, check_url, parse_ip, redact
+from webshelf.core.config import Config, parse_config
+from webshelf.errors import BlockedURLError, ConfigError
+from webshelf.core.fetch.netpolicy import Policy, address_problem, check_addresses, check_url, parse_ip, redact
 
 DEFAULT = Policy()
 

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from cache.shelf import Shelf
-from core.errors import InputError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
-from core.read import read_file
+from webshelf.cache.shelf import Shelf
+from webshelf.errors import InputError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
+from webshelf.core.read import read_file
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.config import Config, DockerRuntimeConfig, LocalRuntimeConfig, parse_config
-from core.errors import ConfigError
+from webshelf.core.config import Config, DockerRuntimeConfig, LocalRuntimeConfig, parse_config
+from webshelf.errors import ConfigError
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

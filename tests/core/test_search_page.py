@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from cache.shelf import Shelf
-from core.errors import InputError, PageNotFoundError, PathOutsideCacheError
-from core.read import read_file
-from core.search_page import MAX_RESULTS, SHOWN_LINE_CHARS, search_page
+from webshelf.cache.shelf import Shelf
+from webshelf.errors import InputError, PageNotFoundError, PathOutsideCacheError
+from webshelf.core.read import read_file
+from webshelf.core.search_page import MAX_RESULTS, SHOWN_LINE_CHARS, search_page
 
 
 def store(config, text: str, url: str = "https://example.com/a"):

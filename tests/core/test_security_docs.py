@@ -1,11 +1,11 @@
-"""README's Security section names real tests, and every error code in it exists in core/errors.py."""
+"""README's Security section names real tests, and every error code in it exists in webshelf/errors.py."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-import core.errors as errors
+import webshelf.errors as errors
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTION = (ROOT / "README.md").read_text().split("## Security", 1)[1].split("\n## ", 1)[0]

@@ -9,9 +9,9 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from core.cli import main
-from core.dispatch import call_tool, run_tool
-from core.tools import FORMATS, TOOLS, tool_definitions
+from webshelf.core.surfaces.cli import main
+from webshelf.core.surfaces.dispatch import call_tool, run_tool
+from webshelf.core.surfaces.tools import FORMATS, TOOLS, tool_definitions
 from tests.loopback import Response
 
 LONG_PAGE = "# Guide\n\n" + "".join(

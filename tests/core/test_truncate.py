@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.clean import clean_markdown
-from core.truncate import agent_notes, headings, render
+from webshelf.core.clean import clean_markdown
+from webshelf.core.truncate import agent_notes, headings, render
 
 FOOTER_CALL = re.compile(r'read_file path="(?P<path>[^"]+)" offset=(?P<offset>\d+) limit=(?P<limit>\d+)')
 

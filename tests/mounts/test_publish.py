@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from mounts.publish import publish_all, retract_all
-from mounts.spec import MountSpec, cache_mount
+from webshelf.mounts.publish import publish_all, retract_all
+from webshelf.mounts.spec import MountSpec, cache_mount
 
 
 class Target:

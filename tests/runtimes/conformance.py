@@ -20,15 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from cache.shelf import Shelf
-from core.config import Config
-from core.errors import MountError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
-from core.extract import web_extract_sync
-from core.read import read_file
-from core.sandbox import converted, read_file_in
-from mounts.publish import publish_all, retract_all
-from runtimes.base import Runtime
-from runtimes.errors import SandboxTimeoutError
+from webshelf.cache.shelf import Shelf
+from webshelf.core.config import Config
+from webshelf.errors import MountError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
+from webshelf.core.extract import web_extract_sync
+from webshelf.core.read import read_file
+from webshelf.core.sandbox import converted, read_file_in
+from webshelf.mounts.publish import publish_all, retract_all
+from webshelf.runtimes.base import Runtime
+from webshelf.runtimes.errors import SandboxTimeoutError
 from tests.loopback import Response
 
 UNUSUAL_HOME = "shelf home 'q' $HOME ü"

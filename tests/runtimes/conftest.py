@@ -102,7 +102,7 @@ def agent_user() -> str:
 
 def ssh_config(config, server, **host):
     """Point ``config`` at ``server`` as runtimes.ssh.hosts.loop; returns the runtime name."""
-    from core.config import SshHostConfig
+    from webshelf.core.config import SshHostConfig
 
     config.runtimes.ssh.hosts = {"loop": SshHostConfig(**server.host_config(**host))}
     return "ssh:loop"

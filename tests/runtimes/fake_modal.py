@@ -32,10 +32,10 @@ from typing import Any
 
 import modal.exception as mx
 
-from runtimes.base import ExecResult
-from runtimes.errors import SandboxError, SandboxExecError, SandboxTimeoutError
-from runtimes.modal_sdk import convert_modal_error
-from runtimes.modal_seam import FORBIDDEN_MOUNT_PATHS, ModalSeam, SandboxRequest
+from webshelf.runtimes.base import ExecResult
+from webshelf.runtimes.errors import SandboxError, SandboxExecError, SandboxTimeoutError
+from webshelf.runtimes.modal.sdk import convert_modal_error
+from webshelf.runtimes.modal.seam import FORBIDDEN_MOUNT_PATHS, ModalSeam, SandboxRequest
 
 PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 _ids = itertools.count(1)
@@ -247,6 +247,6 @@ class FakeModalSeam(ModalSeam):
 
 
 def fake_runtime(service: FakeModal, settings: Any, mount: Any, name: str = "modal"):
-    from runtimes.modal_runtime import ModalRuntime
+    from webshelf.runtimes.modal.runtime import ModalRuntime
 
     return ModalRuntime(settings, mount, name=name, seam=service.seam(name))

@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 
-from core.cli import main
+from webshelf.core.surfaces.cli import main
 from tests.loopback import Response
 
 
@@ -78,7 +78,7 @@ def test_extract_runtime_docker_needs_a_running_container(home, server):
 
 def test_extract_reports_a_failed_publish_as_a_note(docker_image, docker_client, home, server):
     """A container that dies after attach: the page still comes back, with the note in its content."""
-    from mounts.spec import cache_mount
+    from webshelf.mounts.spec import cache_mount
 
     web = str(cache_mount(home).path)
     box = docker_client.containers.run(docker_image, ["sleep", "600"], detach=True, volumes={web: {"bind": web, "mode": "ro"}},
@@ -86,9 +86,9 @@ def test_extract_reports_a_failed_publish_as_a_note(docker_image, docker_client,
     try:
         config = _write_config(home, {"runtimes": {"docker": {"container": box.name, "image": docker_image}}})
         url = server.route("/cli-runtime/page3.md", Response(b"# Three\n", headers={"Content-Type": "text/markdown"}))
-        from core.config import load_config
-        from core.extract import web_extract_sync
-        from core.sandbox import open_running
+        from webshelf.core.config import load_config
+        from webshelf.core.extract import web_extract_sync
+        from webshelf.core.sandbox import open_running
 
         rt = open_running("docker", load_config(config))
         with rt:

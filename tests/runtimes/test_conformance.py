@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.sandbox import open_runtime
+from webshelf.core.sandbox import open_runtime
 from tests.runtimes.conformance import RuntimeConformance
 from tests.runtimes.conftest import ssh_config
 
@@ -29,7 +29,7 @@ class TestModalFake(RuntimeConformance):
 
     @pytest.fixture
     def runtime_factory(self, bwrap_ready, fake_modal):
-        from mounts.spec import cache_mount
+        from webshelf.mounts.spec import cache_mount
         from tests.runtimes.fake_modal import fake_runtime
 
         return lambda config: fake_runtime(fake_modal, config.runtimes.modal, cache_mount(config.home))

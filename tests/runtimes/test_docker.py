@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from core.config import Config
-from core.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
-from core.sandbox import converted, open_runtime
-from runtimes.docker import LABEL, DockerRuntime
+from webshelf.core.config import Config
+from webshelf.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
+from webshelf.core.sandbox import converted, open_runtime
+from webshelf.runtimes.docker.runtime import LABEL, DockerRuntime
 from tests.loopback import Response
 
 
@@ -88,10 +88,10 @@ def _container(docker_client, image: str, web: str, *, with_mount: bool, mode: s
 
 
 def test_attach_to_a_running_container_and_leave_it_running(docker_config: Config, docker_client, docker_image, server):
-    from core.extract import web_extract_sync
-    from core.read import read_file
-    from core.sandbox import read_file_in
-    from mounts.spec import cache_mount
+    from webshelf.core.extract import web_extract_sync
+    from webshelf.core.read import read_file
+    from webshelf.core.sandbox import read_file_in
+    from webshelf.mounts.spec import cache_mount
 
     web = str(cache_mount(docker_config.home).path)
     outside = _container(docker_client, docker_image, web, with_mount=True)
@@ -114,7 +114,7 @@ def test_attach_to_a_running_container_and_leave_it_running(docker_config: Confi
 def test_attach_to_a_container_without_the_readonly_mount_is_refused(docker_config: Config, docker_client,
                                                                      docker_image, with_mount, mode):
     """Refused at start: accepted, publish would report pages the container cannot see (or could change)."""
-    from mounts.spec import cache_mount
+    from webshelf.mounts.spec import cache_mount
 
     web = str(cache_mount(docker_config.home).path)
     bare = _container(docker_client, docker_image, web, with_mount=with_mount, mode=mode)
@@ -163,7 +163,7 @@ def test_timeout_kills_the_whole_process_tree(docker_config: Config, monkeypatch
     if where == "inside":
         def refuse(pid, sig):
             raise PermissionError(1, "Operation not permitted")
-        monkeypatch.setattr("runtimes.docker.os.kill", refuse)
+        monkeypatch.setattr("webshelf.runtimes.docker.runtime.os.kill", refuse)
     with open_runtime("docker", docker_config) as rt:
         with pytest.raises(RuntimeTimeoutError) as err, converted():
             rt.exec(["sh", "-c", "sleep 121 & setsid sleep 122 & sleep 123; echo done"], timeout=1)
@@ -175,7 +175,7 @@ def test_timeout_kills_the_whole_process_tree(docker_config: Config, monkeypatch
 def test_timeout_that_cannot_kill_says_so(docker_config: Config, monkeypatch):
     """Never claim "was killed" when the processes could not be signalled."""
     monkeypatch.setattr(DockerRuntime, "_signal_here", lambda self, pid: None)
-    monkeypatch.setattr("runtimes.docker.KILL_WAIT_S", 0.3)
+    monkeypatch.setattr("webshelf.runtimes.docker.runtime.KILL_WAIT_S", 0.3)
     with open_runtime("docker", docker_config) as rt:
         with pytest.raises(RuntimeTimeoutError) as err, converted():
             rt.exec(["sleep", "124"], timeout=0.5)

@@ -21,10 +21,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from core.cli import main
-from core.sandbox import open_runtime
-from runtimes.docker_owner import HOME, PID
-from runtimes.scratch import PREFIX
+from webshelf.core.surfaces.cli import main
+from webshelf.core.sandbox import open_runtime
+from webshelf.runtimes.docker.owner import HOME, PID
+from webshelf.runtimes.local.scratch import PREFIX
 
 WEBSHELF = str(Path(sys.executable).parent / "webshelf")
 #: how long a sandbox may take to appear (a bound for polling, never asserted on)

@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from core.config import Config
-from core.errors import MountError, RuntimeTimeoutError, RuntimeUnavailableError
-from core.sandbox import converted, open_runtime
-from mounts.publish import retract_all
-from mounts.spec import MountSpec, cache_mount
-from runtimes.local import LocalRuntime
+from webshelf.core.config import Config
+from webshelf.errors import MountError, RuntimeTimeoutError, RuntimeUnavailableError
+from webshelf.core.sandbox import converted, open_runtime
+from webshelf.mounts.publish import retract_all
+from webshelf.mounts.spec import MountSpec, cache_mount
+from webshelf.runtimes.local.runtime import LocalRuntime
 
 
 @pytest.fixture
@@ -97,9 +97,9 @@ def test_exec_before_start_is_a_clear_error(config: Config):
 def test_agent_tools_publish_to_attached_runtimes(local, config: Config, server):
     """The dispatcher (and so the MCP server) publishes like the CLI: the footer path of a
     truncated page reads the same inside the sandbox right after the tool call returns."""
-    from core.dispatch import run_tool
-    from core.read import read_file
-    from core.sandbox import read_file_in
+    from webshelf.core.surfaces.dispatch import run_tool
+    from webshelf.core.read import read_file
+    from webshelf.core.sandbox import read_file_in
 
     url = server.url("/pydocs/library__re.html")
     out = asyncio.run(run_tool("web_extract", {"urls": [url]}, config=config, runtimes=[local]))

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from cache.shelf import Shelf
-from core.config import Config
-from core.errors import MountError
-from core.sandbox import converted, open_runtime
-from runtimes.local import LocalRuntime
-from runtimes.local_view import SYSTEM_BINDS, etc_hidden
+from webshelf.cache.shelf import Shelf
+from webshelf.core.config import Config
+from webshelf.errors import MountError
+from webshelf.core.sandbox import converted, open_runtime
+from webshelf.runtimes.local.runtime import LocalRuntime
+from webshelf.runtimes.local.view import SYSTEM_BINDS, etc_hidden
 
 
 def sh(rt, script: str, *args: str):

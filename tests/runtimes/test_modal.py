@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from core.cli import main
-from core.config import Config
-from core.errors import ConfigError, MountError, RuntimeExecError, RuntimeUnavailableError
-from core.sandbox import converted, open_runtime
-from mounts.publish import publish_all, retract_all
-from mounts.spec import MountSpec, cache_mount
-from runtimes.modal_runtime import ModalRuntime
+from webshelf.core.surfaces.cli import main
+from webshelf.core.config import Config
+from webshelf.errors import ConfigError, MountError, RuntimeExecError, RuntimeUnavailableError
+from webshelf.core.sandbox import converted, open_runtime
+from webshelf.mounts.publish import publish_all, retract_all
+from webshelf.mounts.spec import MountSpec, cache_mount
+from webshelf.runtimes.modal.runtime import ModalRuntime
 from tests.runtimes.fake_modal import FakeModal, fake_runtime
 
 
@@ -234,7 +234,7 @@ def test_open_runtime_builds_the_modal_adapter(modal_config):
 
 
 def test_readme_documents_every_modal_key_with_its_default():
-    from core.config import ModalRuntimeConfig, parse_config
+    from webshelf.core.config import ModalRuntimeConfig, parse_config
     from tests.core.test_runtimes_config import README, readme_yaml
 
     data = readme_yaml()["runtimes"]["modal"]
@@ -251,7 +251,7 @@ def test_readme_documents_every_modal_key_with_its_default():
     ({"image": {"base": "x", "aptt": []}}, "unknown key"),
 ])
 def test_bad_modal_keys_are_named(data, named):
-    from core.config import parse_config
+    from webshelf.core.config import parse_config
 
     with pytest.raises(ConfigError) as err:
         parse_config({"runtimes": {"modal": data}}, Path("/etc/webshelf.yaml"))

@@ -1,4 +1,4 @@
-"""Contract: every ``modal`` SDK name and keyword that ``runtimes/modal_sdk.py`` uses exists in
+"""Contract: every ``modal`` SDK name and keyword that ``runtimes/modal/sdk.py`` uses exists in
 the installed package with a compatible signature — so an SDK change breaks our build, not a
 user's agent. Each check binds the exact call shape the seam makes to the real signature."""
 
@@ -11,11 +11,11 @@ import pytest
 
 modal = pytest.importorskip("modal", reason="pip install 'webshelf[modal]'")
 
-from runtimes.errors import (  # noqa: E402
+from webshelf.runtimes.errors import (  # noqa: E402
     SandboxConfigError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError,
 )
-from runtimes.modal_sdk import SdkModalSeam, convert_modal_error  # noqa: E402
-from runtimes.modal_seam import FORBIDDEN_MOUNT_PATHS, ImageRecipe, ReloadBusyError, SandboxRequest  # noqa: E402
+from webshelf.runtimes.modal.sdk import SdkModalSeam, convert_modal_error  # noqa: E402
+from webshelf.runtimes.modal.seam import FORBIDDEN_MOUNT_PATHS, ImageRecipe, ReloadBusyError, SandboxRequest  # noqa: E402
 
 
 def binds(func, *args, **kwargs) -> None:
@@ -145,8 +145,8 @@ def _run_python(code: str, tmp_path: Path) -> "subprocess.CompletedProcess[str]"
 
 def test_real_sdk_without_credentials_says_how_to_authenticate(tmp_path):
     # No token anywhere: the real SDK refuses before any network call, and the seam converts it.
-    done = _run_python("from runtimes.modal_sdk import SdkModalSeam\n"
-                       "from runtimes.errors import SandboxUnavailableError\n"
+    done = _run_python("from webshelf.runtimes.modal.sdk import SdkModalSeam\n"
+                       "from webshelf.runtimes.errors import SandboxUnavailableError\n"
                        "try:\n    SdkModalSeam().open_volume('webshelf-cache', None)\n"
                        "except SandboxUnavailableError as e:\n    print(e)\n", tmp_path)
     assert done.returncode == 0, done.stderr
@@ -155,8 +155,8 @@ def test_real_sdk_without_credentials_says_how_to_authenticate(tmp_path):
 
 def test_missing_sdk_names_the_package(tmp_path):
     done = _run_python("import sys; sys.modules['modal'] = None\n"
-                       "from runtimes.modal_runtime import ModalRuntime\n"
-                       "from core.config import Config\nfrom mounts.spec import cache_mount\n"
+                       "from webshelf.runtimes.modal.runtime import ModalRuntime\n"
+                       "from webshelf.core.config import Config\nfrom webshelf.mounts.spec import cache_mount\n"
                        f"c = Config().with_home({str(tmp_path / 'h')!r})\n"
                        "try:\n    ModalRuntime(c.runtimes.modal, cache_mount(c.home)).start()\n"
                        "except Exception as e:\n    print(type(e).__name__, e)\n", tmp_path)

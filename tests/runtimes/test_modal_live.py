@@ -12,7 +12,7 @@ import secrets
 
 import pytest
 
-from core.sandbox import open_runtime
+from webshelf.core.sandbox import open_runtime
 from tests.runtimes.conformance import RuntimeConformance
 
 HAVE_TOKEN = bool(os.environ.get("MODAL_TOKEN_ID") and os.environ.get("MODAL_TOKEN_SECRET"))

@@ -7,7 +7,7 @@ import os
 import socket
 import subprocess
 
-from runtimes.owner import Owner, current, start_time
+from webshelf.runtimes.owner import Owner, current, start_time
 
 
 def test_this_process_is_alive_and_a_reaped_child_is_gone():

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Config, SshHostConfig
-from core.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
-from core.sandbox import converted, open_runtime
+from webshelf.core.config import Config, SshHostConfig
+from webshelf.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
+from webshelf.core.sandbox import converted, open_runtime
 from tests.runtimes.conftest import ssh_config
 
 

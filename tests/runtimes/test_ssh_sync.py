@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cache.shelf import Shelf
-from core.config import Config
-from core.live import run_sync
-from core.sandbox import open_runtime
-from mounts.watch import LiveSync
+from webshelf.cache.shelf import Shelf
+from webshelf.core.config import Config
+from webshelf.core.surfaces.live import run_sync
+from webshelf.core.sandbox import open_runtime
+from webshelf.mounts.watch import LiveSync
 from tests.runtimes.conftest import ssh_config
 from tests.runtimes.test_ssh import page, remote_ls
 
@@ -149,7 +149,7 @@ def test_cli_sync_once_prints_what_it_did(home: Path, sshd):
     _write_config(home, sshd, readonly="bind")
     web = home / "cache" / "web"
     page(web, "one.md", 100), page(web, "two.md", 200)
-    done = subprocess.run([sys.executable, "-m", "core.cli", "sync", "--once"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "webshelf", "sync", "--once"], capture_output=True, text=True,
                           timeout=60, env={**os.environ, "WEBSHELF_HOME": str(home)})
     assert (done.returncode, done.stdout, done.stderr) == (0, "ssh:loop: full sync: sent 2, deleted 0, unchanged 0\n", "")
     assert remote_view(sshd, web) == host_view(web)
@@ -159,7 +159,7 @@ def test_cli_sync_runs_until_sigterm_and_stops_cleanly(home: Path, sshd):
     _write_config(home, sshd, readonly="bind")
     web = home / "cache" / "web"
     web.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen([sys.executable, "-m", "core.cli", "sync", "--runtime", "ssh:loop"], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "webshelf", "sync", "--runtime", "ssh:loop"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "WEBSHELF_HOME": str(home)})
     try:
         assert proc.stdout.readline() == "ssh:loop: full sync: sent 0, deleted 0, unchanged 0\n"
@@ -193,14 +193,14 @@ def test_stopping_live_sync_sends_the_pending_batch(config: Config, sshd):
 def test_sync_sends_a_page_written_during_the_first_full_diff(config: Config, sshd, monkeypatch: pytest.MonkeyPatch):
     """The watcher runs before the first full diffs: a page stored while they run does not wait
     for the next rescan (an hour here)."""
-    import core.live
+    from webshelf.core.surfaces import live
 
     web = config.home / "cache" / "web"
     web.mkdir(parents=True, exist_ok=True)
     ssh_config(config, sshd, readonly="bind")
     s = config.runtimes.ssh
     s.debounce_s, s.max_wait_s, s.rescan_interval_s = 0.02, 0.2, 3600
-    opened = core.live.open_runtime
+    opened = live.open_runtime
 
     def open_and_write_during_start(name, cfg):
         runtime = opened(name, cfg)
@@ -213,7 +213,7 @@ def test_sync_sends_a_page_written_during_the_first_full_diff(config: Config, ss
         runtime.start = start_then_write
         return runtime
 
-    monkeypatch.setattr(core.live, "open_runtime", open_and_write_during_start)
+    monkeypatch.setattr(live, "open_runtime", open_and_write_during_start)
     stop, lines = threading.Event(), []
     syncing = threading.Thread(target=run_sync, args=(config, ["ssh:loop"]),
                                kwargs={"once": False, "echo": lines.append, "stop": stop})

@@ -21,12 +21,12 @@ from contextlib import contextmanager
 
 import click
 
-from cache.evict import EvictionPolicy
-from cache.index import PageRecord
-from cache.shelf import Shelf
-from core.config import Config, load_config
-from core.errors import CacheError, ConfigError, WebshelfError
-from core.units import describe_duration, describe_size
+from webshelf.cache.evict import EvictionPolicy
+from webshelf.cache.index import PageRecord
+from webshelf.cache.shelf import Shelf
+from webshelf.core.config import Config, load_config
+from webshelf.errors import CacheError, ConfigError, WebshelfError
+from webshelf.core.units import describe_duration, describe_size
 
 
 def _fail(exc: WebshelfError, code: int) -> None:

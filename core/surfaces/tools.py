@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.config import CHAR_LIMIT_RANGE
-from core.read import MAX_LIMIT, MAX_OFFSET
-from core.search_page import DEFAULT_RESULTS, MAX_CONTEXT, MAX_RESULTS
+from webshelf.core.config import CHAR_LIMIT_RANGE
+from webshelf.core.read import MAX_LIMIT, MAX_OFFSET
+from webshelf.core.search_page import DEFAULT_RESULTS, MAX_CONTEXT, MAX_RESULTS
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 Format = Literal["openai", "anthropic", "json-schema"]

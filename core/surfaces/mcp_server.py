@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
-from core.config import Config
-from core.dispatch import run_tool
-from core.errors import MissingPackageError
-from core.tools import TOOLS
+from webshelf.core.config import Config
+from webshelf.core.surfaces.dispatch import run_tool
+from webshelf.errors import MissingPackageError
+from webshelf.core.surfaces.tools import TOOLS
 
 SERVER_NAME = "webshelf"
 INSTRUCTIONS = (

@@ -10,7 +10,7 @@
     webshelf sync [--runtime NAME…] [--once]
     webshelf tools [--format openai|anthropic|json-schema]
     webshelf mcp
-    webshelf cache stats|list|prune|clear|verify   (core/cache_cli.py)
+    webshelf cache stats|list|prune|clear|verify   (core/surfaces/cache_cli.py)
 
 Output is plain and stable (tests assert it exactly); progress goes to stderr only when
 several URLs are fetched on a terminal. Exit codes: 0 ok, 1 some URL or read failed,
@@ -26,15 +26,15 @@ import sys
 import click
 import yaml
 
-from core.cache_cli import cache_group
-from core.config import config_path, load_config
-from core.config_env import unset_settings
-from core.errors import ConfigError, InputError, RuntimeTimeoutError, WebshelfError
-from core.extract import web_extract_sync
-from core.models import ExtractResult
-from core.read import MAX_LIMIT, read_file
-from core.sandbox import converted, find_orphans, open_running, open_runtime
-from core.shutdown import Stopped, stopping_on_signals
+from webshelf.core.surfaces.cache_cli import cache_group
+from webshelf.core.config import config_path, load_config
+from webshelf.core.config_env import unset_settings
+from webshelf.errors import ConfigError, InputError, RuntimeTimeoutError, WebshelfError
+from webshelf.core.extract import web_extract_sync
+from webshelf.core.models import ExtractResult
+from webshelf.core.read import MAX_LIMIT, read_file
+from webshelf.core.sandbox import converted, find_orphans, open_running, open_runtime
+from webshelf.core.surfaces.shutdown import Stopped, stopping_on_signals
 
 
 def _fail(exc: WebshelfError, code: int) -> None:
@@ -141,8 +141,8 @@ def read(ctx: click.Context, path: str, offset: int, limit: int) -> None:
 def backends_cmd(ctx: click.Context) -> None:
     """List the backends, which can be used now and why (not), which one extract uses and why,
     and which one web.backend: auto would pick."""
-    from core.backends import CHOICES, HOSTED_KEYS, auto_pick, backend_status, selection
-    from core.backends.routing import hosted_rule
+    from webshelf.core.backends import CHOICES, HOSTED_KEYS, auto_pick, backend_status, selection
+    from webshelf.core.backends.routing import hosted_rule
 
     config = _config(ctx)
     try:
@@ -334,7 +334,7 @@ def runtime_prune(ctx: click.Context, dry_run: bool) -> None:
 @click.pass_context
 def sync_command(ctx: click.Context, names: tuple[str, ...], once: bool) -> None:
     """Mirror the cache to SSH hosts: a full diff, then live changes until Ctrl-C / SIGTERM."""
-    from core.live import run_sync
+    from webshelf.core.surfaces.live import run_sync
 
     config = _config(ctx)
     try:
@@ -350,7 +350,7 @@ def sync_command(ctx: click.Context, names: tuple[str, ...], once: bool) -> None
               show_default=True, help="Shape of the definitions: OpenAI function tools, Anthropic tools, or plain JSON schema.")
 def tools(fmt: str) -> None:
     """Print the agent tool definitions (web_extract, read_file, search_page) as JSON."""
-    from core.tools import tool_definitions
+    from webshelf.core.surfaces.tools import tool_definitions
 
     click.echo(json.dumps(tool_definitions(fmt), indent=2, ensure_ascii=False))
 
@@ -363,7 +363,7 @@ def mcp(ctx: click.Context, runtime_names: tuple[str, ...]) -> None:
     """Run the MCP server on stdio (web_extract, read_file, search_page)."""
     import asyncio
 
-    from core.mcp_server import serve_stdio
+    from webshelf.core.surfaces.mcp_server import serve_stdio
 
     config = _config(ctx)
     try:

@@ -13,10 +13,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from core.config import Config
-from core.errors import ConfigError
-from core.sandbox import converted, open_runtime
-from mounts.watch import LiveSync
+from webshelf.core.config import Config
+from webshelf.errors import ConfigError
+from webshelf.core.sandbox import converted, open_runtime
+from webshelf.mounts.watch import LiveSync
 
 
 def sync_names(config: Config, names: Sequence[str]) -> list[str]:

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import brotli
 
-from core.errors import FetchError, TooLargeError
+from webshelf.errors import FetchError, TooLargeError
 
 STEP = 64 * 1024  # the most decoded bytes produced by one decompression call
 

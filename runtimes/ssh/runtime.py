@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from mounts.sync_engine import SyncEngine, SyncReport
-from runtimes.base import ExecResult, Runtime, VerifyReport
-from runtimes.errors import MountCheckError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
-from runtimes.ssh_connection import SshConnection
-from runtimes.ssh_transport import SshTransport
+from webshelf.mounts.sync_engine import SyncEngine, SyncReport
+from webshelf.runtimes.base import ExecResult, Runtime, VerifyReport
+from webshelf.runtimes.errors import MountCheckError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
+from webshelf.runtimes.ssh.connection import SshConnection
+from webshelf.runtimes.ssh.transport import SshTransport
 
 MODES = {"bind": (0o644, 0o755), "perms": (0o444, 0o555)}  # file mode, directory mode
 

@@ -1,9 +1,9 @@
 """Response bytes → Markdown, by content type.
 
-HTML (also when mislabelled: sniffed) loses its hidden parts (core/html_hidden.py) and goes
+HTML (also when mislabelled: sniffed) loses its hidden parts (core/convert/html_hidden.py) and goes
 through main-content extraction; Markdown and plain text pass through untouched; JSON is
 pretty-printed in a fenced block so an agent can read its structure; PDF (by type or ``%PDF``
-magic) becomes text per page (core/pdf_text.py). Images, audio, video, archives and other
+magic) becomes text per page (core/convert/pdf_text.py). Images, audio, video, archives and other
 binary types are refused with "unsupported content type X" — early, from the headers, when
 the type says so, so their bodies are never downloaded. Decoding uses
 the declared charset, then an HTML ``<meta charset>``, then detection, and never fails:
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import charset_normalizer
 
-from core.errors import UnsupportedContentError
-from core.html_hidden import drop_hidden
-from core.pdf_text import looks_like_pdf, pdf_to_markdown
+from webshelf.errors import UnsupportedContentError
+from webshelf.core.convert.html_hidden import drop_hidden
+from webshelf.core.convert.pdf_text import looks_like_pdf, pdf_to_markdown
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|title|meta|div|p)\b", re.IGNORECASE | re.DOTALL)
@@ -141,7 +141,7 @@ def _convert(body: bytes, content_type_header: str | None, url: str, max_pdf_pag
         text, title = pdf_to_markdown(body, url, max_pdf_pages)
         return Converted(text, title, "application/pdf")
     if mtype in HTML_TYPES or (mtype in VAGUE_TYPES and looks_like_html(body)):
-        from core.html_markdown import html_to_markdown
+        from webshelf.core.convert.html_markdown import html_to_markdown
 
         converted = html_to_markdown(drop_hidden(decode(body, charset, html=True)), url)
         return Converted(converted.markdown, converted.title, "text/html" if mtype in VAGUE_TYPES else mtype)

@@ -3,7 +3,7 @@
 httpx resolves and connects inside httpcore, so checking a host before the request is not
 enough: a rebinding DNS server can answer the check with a public address and the connection
 with 127.0.0.1. Here the one lookup *is* the connection's lookup: ``GuardedNetworkBackend``
-resolves the host once, checks every address it got (core/netpolicy.py), and connects to a
+resolves the host once, checks every address it got (core/fetch/netpolicy.py), and connects to a
 checked IP. TLS still uses the host name for SNI and certificate checks (httpcore passes it to
 ``start_tls`` separately), and the Host header is untouched.
 """
@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable
 import httpcore
 import httpx
 
-from core.netpolicy import Policy, check_addresses
+from webshelf.core.fetch.netpolicy import Policy, check_addresses
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 

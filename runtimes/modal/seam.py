@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtimes.base import ExecResult
-from runtimes.errors import SandboxExecError
+from webshelf.runtimes.base import ExecResult
+from webshelf.runtimes.errors import SandboxExecError
 
 #: Mount points Modal refuses (``modal._utils.mount_utils.validate_mount_points``).
 FORBIDDEN_MOUNT_PATHS = ("/", "/root", "/tmp")

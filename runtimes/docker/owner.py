@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runtimes.owner import Orphan, Owner, current
+from webshelf.runtimes.owner import Orphan, Owner, current
 
 LABEL = "io.webshelf.runtime"
 HOME = "io.webshelf.home"

@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from runtimes.owner import Orphan, Owner, current
+from webshelf.runtimes.owner import Orphan, Owner, current
 
 PREFIX = "webshelf-bwrap-tmp-"
 _NAME = re.compile(re.escape(PREFIX) + r"(\d+)-(\d+)-([0-9a-f]*)-.+")

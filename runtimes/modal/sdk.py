@@ -16,12 +16,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from runtimes.base import ExecResult
-from runtimes.errors import (
+from webshelf.runtimes.base import ExecResult
+from webshelf.runtimes.errors import (
     import_sdk,
     MountCheckError, SandboxConfigError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError,
 )
-from runtimes.modal_seam import ImageRecipe, ModalSeam, ReloadBusyError, SandboxRequest
+from webshelf.runtimes.modal.seam import ImageRecipe, ModalSeam, ReloadBusyError, SandboxRequest
 
 AUTH_HINT = ("authenticate with `modal token new` (stores ~/.modal.toml), or export MODAL_TOKEN_ID and "
              "MODAL_TOKEN_SECRET (a token from https://modal.com/settings/tokens)")

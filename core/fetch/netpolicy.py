@@ -5,7 +5,7 @@ the local network or a cloud metadata endpoint. ``check_url`` applies every rule
 no DNS (scheme, credentials in the URL, reserved names, IP literals in any spelling — decimal
 ``2130706433``, hex, octal, ``127.1``, ``::ffff:127.0.0.1``); hosted backends use it alone.
 ``check_addresses`` applies the rule to every address DNS returned; the local backend's
-connector (core/guarded_connect.py) resolves once, checks, and connects only to a checked
+connector (core/fetch/guarded_connect.py) resolves once, checks, and connects only to a checked
 address, so a rebinding DNS server gets no second chance.
 """
 
@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from core.errors import BlockedURLError
+from webshelf.errors import BlockedURLError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network

@@ -19,9 +19,9 @@ import threading
 import time
 from collections.abc import Sequence
 
-from runtimes.base import BindRuntime, ExecResult
-from runtimes.docker_owner import LABEL, orphans, owner_labels
-from runtimes.errors import MountCheckError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError, import_sdk
+from webshelf.runtimes.base import BindRuntime, ExecResult
+from webshelf.runtimes.docker.owner import LABEL, orphans, owner_labels
+from webshelf.runtimes.errors import MountCheckError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError, import_sdk
 
 __all__ = ["LABEL", "DockerRuntime"]
 #: how long a timed-out exec's processes may take to disappear after SIGKILL

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import html_to_markdown as h2m
 from selectolax.lexbor import LexborHTMLParser
 
-from core.html_main_content import main_content
+from webshelf.core.convert.html_main_content import main_content
 
 
 @dataclass(frozen=True)

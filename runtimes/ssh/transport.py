@@ -21,9 +21,9 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from mounts.sync import RemoteFile, SyncTransport
-from runtimes.errors import SandboxExecError
-from runtimes.ssh_connection import SshConnection, chunks
+from webshelf.mounts.sync import RemoteFile, SyncTransport
+from webshelf.runtimes.errors import SandboxExecError
+from webshelf.runtimes.ssh.connection import SshConnection, chunks
 
 TEMP_PREFIX = ".webshelf-put-"
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)

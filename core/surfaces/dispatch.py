@@ -19,13 +19,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.config import Config, load_config
-from core.errors import InputError, WebshelfError
-from core.extract import web_extract
-from core.models import ExtractResult
-from core.read import read_file
-from core.search_page import search_page
-from core.tools import TOOLS, ReadFileArgs, SearchPageArgs, ToolArgs, WebExtractArgs
+from webshelf.core.config import Config, load_config
+from webshelf.errors import InputError, WebshelfError
+from webshelf.core.extract import web_extract
+from webshelf.core.models import ExtractResult
+from webshelf.core.read import read_file
+from webshelf.core.search_page import search_page
+from webshelf.core.surfaces.tools import TOOLS, ReadFileArgs, SearchPageArgs, ToolArgs, WebExtractArgs
 
 
 log = logging.getLogger("webshelf")

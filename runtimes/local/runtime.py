@@ -18,10 +18,10 @@ import signal
 import subprocess
 from collections.abc import Sequence
 
-from runtimes.base import BindRuntime, ExecResult
-from runtimes.errors import SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
-from runtimes.scratch import make_scratch, orphan_dirs, remove_tree
-from runtimes.local_view import SYSTEM_BINDS, view_args, whole_host
+from webshelf.runtimes.base import BindRuntime, ExecResult
+from webshelf.runtimes.errors import SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
+from webshelf.runtimes.local.scratch import make_scratch, orphan_dirs, remove_tree
+from webshelf.runtimes.local.view import SYSTEM_BINDS, view_args, whole_host
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 
@@ -114,7 +114,7 @@ class LocalRuntime(BindRuntime):
                 "--cap-drop ALL; bubblewrap 0.8 or newer is needed")
 
     def exposure_hint(self) -> str:
-        return ("remove the bind that shows it from runtimes.local.binds (the default is a minimal system view: "
+        return ("remove the bind that shows it from webshelf.runtimes.local.runtime.binds (the default is a minimal system view: "
                 + ", ".join(SYSTEM_BINDS) + ")")
 
     def view_warnings(self) -> list[str]:

@@ -12,9 +12,9 @@ import os
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
-from core.body import too_large
-from core.errors import BlockedURLError, FetchError
-from core.netpolicy import Policy
+from webshelf.core.fetch.body import too_large
+from webshelf.errors import BlockedURLError, FetchError
+from webshelf.core.fetch.netpolicy import Policy
 
 
 def read_file_url(url: str, policy: Policy, max_bytes: int) -> tuple[bytes, str | None, str]:

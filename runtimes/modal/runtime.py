@@ -15,15 +15,15 @@ import os
 from collections.abc import Sequence
 from typing import Any, Callable
 
-from mounts.spec import MountSpec
-from runtimes.base import ExecResult, Runtime
-from runtimes.errors import MountCheckError, SandboxConfigError, SandboxError, SandboxExecError
-from runtimes.modal_fleet import VolumeFleet, fleet_for, release
-from runtimes.modal_seam import FORBIDDEN_MOUNT_PATHS, ImageRecipe, ModalSeam, SandboxRequest
+from webshelf.mounts.spec import MountSpec
+from webshelf.runtimes.base import ExecResult, Runtime
+from webshelf.runtimes.errors import MountCheckError, SandboxConfigError, SandboxError, SandboxExecError
+from webshelf.runtimes.modal.fleet import VolumeFleet, fleet_for, release
+from webshelf.runtimes.modal.seam import FORBIDDEN_MOUNT_PATHS, ImageRecipe, ModalSeam, SandboxRequest
 
 
 def _sdk_seam(runtime: str) -> ModalSeam:
-    from runtimes.modal_sdk import SdkModalSeam
+    from webshelf.runtimes.modal.sdk import SdkModalSeam
 
     return SdkModalSeam(runtime)
 

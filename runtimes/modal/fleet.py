@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runtimes.errors import SandboxConfigError, SandboxError
-from runtimes.modal_seam import ModalSeam, ReloadBusyError
+from webshelf.runtimes.errors import SandboxConfigError, SandboxError
+from webshelf.runtimes.modal.seam import ModalSeam, ReloadBusyError
 
 _FLEETS: dict[tuple[str, str | None, str], "VolumeFleet"] = {}
 _FLEETS_LOCK = threading.Lock()

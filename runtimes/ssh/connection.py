@@ -22,7 +22,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 
-from runtimes.errors import SandboxExecError, SandboxTimeoutError, SandboxUnavailableError, import_sdk
+from webshelf.runtimes.errors import SandboxExecError, SandboxTimeoutError, SandboxUnavailableError, import_sdk
 
 log = logging.getLogger("webshelf.ssh")
 MAX_BACKOFF_S = 30.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import logging
 
-from core.errors import UnsupportedContentError
+from webshelf.errors import UnsupportedContentError
 
 
 def looks_like_pdf(body: bytes) -> bool:

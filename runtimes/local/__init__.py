@@ -1,0 +1,1 @@
+"""The ``local`` runtime: bubblewrap, its minimal system view and its owned scratch directories."""
