@@ -18,11 +18,9 @@ machine should fetch — those go to the local backend with a note (core/backend
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import logging
 import sqlite3
-import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -31,6 +29,7 @@ from urllib.parse import urlsplit
 from webshelf.cache.evict import EvictionPolicy
 from webshelf.cache.hooks import on_evict
 from webshelf.cache.shelf import CachedPage, Shelf
+from webshelf.core.bridge import run_sync
 from webshelf.core.backends import HOSTED_KEYS, check_backend, get_backend, require_key, select_backend
 from webshelf.core.backends.routing import keep_local, local_note, not_sent_error
 from webshelf.core.clean import clean_markdown
@@ -327,26 +326,10 @@ async def web_extract(
     return results
 
 
-_thread_state = threading.local()
-
-
-def _thread_loop() -> asyncio.AbstractEventLoop:
-    """One event loop per calling thread, kept between calls: ``asyncio.run`` would build and
-    tear down a loop and its worker threads every time (about 1 ms — half of a cache hit)."""
-    loop = getattr(_thread_state, "loop", None)
-    if loop is None or loop.is_closed():
-        loop = _thread_state.loop = asyncio.new_event_loop()
-    return loop
-
-
 def web_extract_sync(urls: Sequence[str] | str, **options: object) -> list[ExtractResult]:
-    """``web_extract`` for code that is not async (works inside a running event loop too)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return _thread_loop().run_until_complete(web_extract(urls, **options))  # type: ignore[arg-type]
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, web_extract(urls, **options)).result()  # type: ignore[arg-type]
+    """``web_extract`` for code that is not async (works inside a running event loop too;
+    core/bridge.py, shared with ``call_tool`` and the CLI)."""
+    return run_sync(web_extract(urls, **options))  # type: ignore[arg-type]
 
 
 __all__ = ["web_extract", "web_extract_sync"]

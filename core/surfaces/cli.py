@@ -1,20 +1,24 @@
 """The ``webshelf`` command: nouns and verbs over the same Python API.
 
-    webshelf extract URL… [--limit N] [--fresh] [--json] [--backend NAME]
-    webshelf backends
-    webshelf read PATH [--offset N] [--limit N]
-    webshelf config show|check|path
-    webshelf sandbox run --runtime NAME -- CMD…
-    webshelf runtime check NAME
-    webshelf runtime prune [--dry-run]
+    webshelf extract URL… [--limit N] [--fresh] [--json] [--backend NAME] [--runtime NAME…]
+    webshelf read PATH [--offset N] [--limit N]      also: webshelf read path="…" offset=N limit=M
+    webshelf search PATH PATTERN [--regex] [--case-sensitive] [--context N] [--max-results N]
+    webshelf config path|show|check
+    webshelf backend list
+    webshelf runtime list|check|run|prune|image     (core/surfaces/runtime_cli.py)
+    webshelf cache stats|list|prune|clear|verify    (core/surfaces/cache_cli.py)
     webshelf sync [--runtime NAME…] [--once]
     webshelf tools [--format openai|anthropic|json-schema]
-    webshelf mcp
-    webshelf cache stats|list|prune|clear|verify   (core/surfaces/cache_cli.py)
+    webshelf mcp serve [--runtime NAME…]
 
-Output is plain and stable (tests assert it exactly); progress goes to stderr only when
-several URLs are fetched on a terminal. Exit codes: 0 ok, 1 some URL or read failed,
-2 bad usage or config; ``sandbox run`` passes the command's own (see its help).
+Old spellings still work, hidden, with a one-line deprecation note on stderr: ``backends``
+(``backend list``), ``sandbox run --runtime NAME`` (``runtime run NAME``), ``mcp`` without a
+verb (``mcp serve``).
+
+Output is plain and stable (tests assert it exactly); several URLs print through the one
+renderer that ``call_tool`` and MCP use (core/surfaces/render.py). Progress goes to stderr
+only when several URLs are fetched on a terminal. Exit codes: 0 ok, 1 some URL or read
+failed, 2 bad usage or config; ``runtime run`` passes the command's own (see its help).
 """
 
 from __future__ import annotations
@@ -26,27 +30,13 @@ import sys
 import click
 import yaml
 
-from webshelf.core.surfaces.cache_cli import cache_group
-from webshelf.core.config import config_path, load_config
+from webshelf.core.config import config_path
 from webshelf.core.config_env import unset_settings
-from webshelf.errors import ConfigError, InputError, RuntimeTimeoutError, WebshelfError
-from webshelf.core.extract import web_extract_sync
-from webshelf.core.models import ExtractResult
-from webshelf.core.read import MAX_LIMIT, read_file
-from webshelf.core.sandbox import converted, find_orphans, open_running, open_runtime
-from webshelf.core.surfaces.shutdown import Stopped, stopping_on_signals
-
-
-def _fail(exc: WebshelfError, code: int) -> None:
-    click.echo(f"error[{exc.code}]: {exc.message}", err=True)
-    sys.exit(code)
-
-
-def _config(ctx: click.Context):
-    try:
-        return load_config(ctx.obj.get("config"))
-    except ConfigError as exc:
-        _fail(exc, 2)
+from webshelf.core.read import MAX_LIMIT
+from webshelf.core.surfaces.cache_cli import cache_group
+from webshelf.core.surfaces.cli_common import config_of, deprecated, fail, running
+from webshelf.core.surfaces.runtime_cli import runtime_group, sandbox_group
+from webshelf.errors import ConfigError, InputError, WebshelfError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -72,6 +62,7 @@ def _progress(total: int):
     return bar, (lambda _r: bar.advance(task))
 
 
+# extract, read, search -----------------------------------------------------------------------
 @main.command()
 @click.argument("urls", nargs=-1, required=True)
 @click.option("--limit", "char_limit", type=int, help="Character budget per page (default web.extract_char_limit).")
@@ -85,72 +76,105 @@ def _progress(total: int):
 def extract(ctx: click.Context, urls: tuple[str, ...], char_limit: int | None, fresh: bool, as_json: bool,
             runtime_names: tuple[str, ...], backend: str | None) -> None:
     """Fetch URLs and print each page as the agent would see it."""
-    config = _config(ctx)
+    from webshelf.core.extract import web_extract_sync
+    from webshelf.core.surfaces.render import blocks, join
+
+    config = config_of(ctx)
     bar, on_result = _progress(len(urls))
+    options = dict(char_limit=char_limit, fresh=fresh, config=config, backend=backend)
     with contextlib.ExitStack() as stack:
         try:
-            runtimes = [stack.enter_context(_running(name, config)) for name in runtime_names]
+            options["runtimes"] = [stack.enter_context(running(name, config)) for name in runtime_names]
             if bar:
                 with bar:
-                    results = web_extract_sync(list(urls), char_limit=char_limit, fresh=fresh, config=config,
-                                               progress=on_result, runtimes=runtimes, backend=backend)
+                    results = web_extract_sync(list(urls), progress=on_result, **options)
             else:
-                results = web_extract_sync(list(urls), char_limit=char_limit, fresh=fresh, config=config,
-                                           runtimes=runtimes, backend=backend)
+                results = web_extract_sync(list(urls), **options)
         except (InputError, ConfigError) as exc:
-            _fail(exc, 2)
+            fail(exc, 2)
         except WebshelfError as exc:
-            _fail(exc, 1)
+            fail(exc, 1)
     if as_json:
         click.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=2, ensure_ascii=False))
+        sys.exit(0 if all(r.ok for r in results) else 1)
+    parts = blocks(results, char_limit or config.web.extract_char_limit, surface="cli")
+    failed = [b for b in parts if b.error]
+    if len(parts) == 1 and failed:
+        click.echo(failed[0].text, nl=False, err=True)  # one URL: its error is the whole answer, on stderr
     else:
-        for i, result in enumerate(results):
-            _print_result(result, several=len(results) > 1, first=i == 0)
-    sys.exit(0 if all(r.ok for r in results) else 1)
+        click.echo(join(parts), nl=False)  # several: each error once, in its block
+        if failed:
+            click.echo(f"{len(failed)} of {len(parts)} URLs failed: {', '.join(b.url for b in failed)}", err=True)
+    sys.exit(1 if failed else 0)
 
 
-def _print_result(result: ExtractResult, *, several: bool, first: bool) -> None:
-    if several:
-        click.echo(("" if first else "\n") + f"==> {result.url} <==")
-    if result.error:
-        click.echo(f"error[{result.error.code}]: {result.error.message}", err=True)
-        if several:
-            click.echo(f"error[{result.error.code}]: {result.error.message}")
-        return
-    click.echo(result.content, nl=False)  # its notes are inside it, within the budget (not repeated on stderr)
+@main.command()
+@click.argument("words", nargs=-1, required=True, metavar='PATH | path="…" [offset=N] [limit=M]')
+@click.option("--offset", type=int, help="First line to print (1-based; default 1).")
+@click.option("--limit", type=int, help=f"Lines to print (default 500, at most {MAX_LIMIT:,}).")
+@click.pass_context
+def read(ctx: click.Context, words: tuple[str, ...], offset: int | None, limit: int | None) -> None:
+    """Print lines of a stored page as N|text.
+
+    Takes the footer's hint as it is: webshelf read path="…" offset=169 limit=500
+    (quoted as the footer quotes it, or already unquoted by a shell), or PATH with flags.
+    """
+    from webshelf.core.read import read_file
+    from webshelf.core.surfaces.read_args import parse_read_args
+
+    config = config_of(ctx)
+    try:
+        args = parse_read_args(words, offset=offset, limit=limit)
+        text = read_file(args.path, args.offset or 1, args.limit or 500, config=config)
+    except InputError as exc:
+        fail(exc, 2)
+    except WebshelfError as exc:
+        fail(exc, 1)
+    click.echo(text, nl=False)
 
 
 @main.command()
 @click.argument("path")
-@click.option("--offset", default=1, show_default=True, type=int, help="First line to print (1-based).")
-@click.option("--limit", default=500, show_default=True, type=int, help=f"Lines to print (at most {MAX_LIMIT:,}).")
+@click.argument("pattern")
+@click.option("--regex", is_flag=True, help="PATTERN is a Python regular expression (default: plain text).")
+@click.option("--case-sensitive", is_flag=True, help="Match letter case exactly (default: ignore case).")
+@click.option("--context", "context_lines", default=1, show_default=True, type=int,
+              help="Lines of context before and after each match.")
+@click.option("--max-results", default=None, type=int, help="Matching lines to show (as the search_page tool).")
 @click.pass_context
-def read(ctx: click.Context, path: str, offset: int, limit: int) -> None:
-    """Print lines of a stored page as N|text."""
-    config = _config(ctx)
+def search(ctx: click.Context, path: str, pattern: str, regex: bool, case_sensitive: bool, context_lines: int,
+           max_results: int | None) -> None:
+    """Find lines in a stored page: >N|match with N|context lines, as the search_page tool."""
+    from webshelf.core.search_page import DEFAULT_RESULTS, search_page
+
+    config = config_of(ctx)
     try:
-        click.echo(read_file(path, offset, limit, config=config), nl=False)
+        text = search_page(path, pattern, DEFAULT_RESULTS if max_results is None else max_results, regex=regex,
+                           case_sensitive=case_sensitive, context=context_lines, config=config)
     except InputError as exc:
-        _fail(exc, 2)
+        fail(exc, 2)
     except WebshelfError as exc:
-        _fail(exc, 1)
+        fail(exc, 1)
+    click.echo(text, nl=False)
 
 
-@main.command("backends")
-@click.pass_context
-def backends_cmd(ctx: click.Context) -> None:
-    """List the backends, which can be used now and why (not), which one extract uses and why,
-    and which one web.backend: auto would pick."""
+# backend ---------------------------------------------------------------------------------
+@main.group("backend")
+def backend_group() -> None:
+    """The fetch backends: local and the hosted providers."""
+
+
+def _backend_list(ctx: click.Context) -> None:
     from webshelf.core.backends import CHOICES, HOSTED_KEYS, auto_pick, backend_status, selection
     from webshelf.core.backends.routing import hosted_rule
 
-    config = _config(ctx)
+    config = config_of(ctx)
     try:
         chosen = selection(config)
         rows = backend_status(config)
         auto, auto_why = auto_pick(config)
     except ConfigError as exc:
-        _fail(exc, 2)
+        fail(exc, 2)
     for row in rows:
         mark = "*" if row.name == chosen.name else " "
         click.echo(f"{mark} {row.name:<10} {'usable' if row.usable else 'unusable':<9} {row.why}")
@@ -166,6 +190,23 @@ def backends_cmd(ctx: click.Context) -> None:
         sys.exit(1)
 
 
+@backend_group.command("list")
+@click.pass_context
+def backend_list(ctx: click.Context) -> None:
+    """List the backends, which can be used now and why (not), which one extract uses and why,
+    and which one web.backend: auto would pick."""
+    _backend_list(ctx)
+
+
+@main.command("backends", hidden=True)
+@click.pass_context
+def backends_cmd(ctx: click.Context) -> None:
+    """Deprecated: use `webshelf backend list`."""
+    deprecated("backends", "backend list")
+    _backend_list(ctx)
+
+
+# config ----------------------------------------------------------------------------------
 @main.group("config")
 def config_group() -> None:
     """Show, check or locate the configuration."""
@@ -183,7 +224,7 @@ def config_path_cmd(ctx: click.Context) -> None:
 @click.pass_context
 def config_show(ctx: click.Context) -> None:
     """Print the effective configuration (defaults filled in) as YAML."""
-    config = _config(ctx)
+    config = config_of(ctx)
     click.echo(f"# home: {config.home}\n# file: {config.source or '(none: defaults)'}")
     for unset in unset_settings(config):
         click.echo(f"# unset: {unset.key} (environment variable {unset.var} is not set; shown at its default, "
@@ -195,138 +236,15 @@ def config_show(ctx: click.Context) -> None:
 @click.pass_context
 def config_check(ctx: click.Context) -> None:
     """Validate the configuration; exit 2 with the problems if it is invalid."""
-    config = _config(ctx)
+    config = config_of(ctx)
     click.echo(f"ok: {config.source or 'no config file; using defaults'}")
     for unset in unset_settings(config):  # not fatal: only what reads the setting fails
         click.echo(f"warning: {unset.key}: environment variable {unset.var} is not set; whatever reads this "
                    "setting fails until it is", err=True)
 
 
-@contextlib.contextmanager
-def _running(name: str, config):
-    """A started runtime for publishing; attaches, so nothing the user runs is stopped."""
-    runtime = open_running(name, config)
-    with converted():
-        runtime.start()
-    try:
-        yield runtime
-    finally:
-        runtime.stop()
 
-
-@main.group("sandbox")
-def sandbox_group() -> None:
-    """Run commands in a configured sandbox (runtimes.<name> in the config)."""
-
-
-#: exit codes of ``sandbox run`` besides the command's own (as timeout(1), docker run and a shell use them)
-EXIT_TIMEOUT, EXIT_NO_SANDBOX, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND = 124, 125, 126, 127
-
-
-def _stdin_for(forward: bool | None) -> bytes | None:
-    """What ``sandbox run`` sends to the command: all of our standard input when it is a pipe or
-    a file (read to EOF before the command starts), nothing when it is a terminal (so an
-    interactive shell never blocks waiting for input nobody will type) or ``--no-stdin``."""
-    if forward is False:
-        return None
-    stream = getattr(sys.stdin, "buffer", sys.stdin)
-    try:
-        tty = stream.isatty()
-    except (AttributeError, ValueError):
-        return None  # no usable stdin (none, or closed)
-    if tty and forward is None:
-        return None
-    try:
-        return stream.read()
-    except (OSError, ValueError):
-        return None
-
-
-def _stopped(stop: Stopped, what: str) -> None:
-    click.echo(f"error[stopped]: {stop.name} received; {what}", err=True)
-    sys.exit(stop.exit_code)
-
-
-@sandbox_group.command("run", context_settings={"ignore_unknown_options": True})
-@click.option("--runtime", "name", required=True, metavar="NAME", help="The runtime section to use (local, docker, …).")
-@click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
-              help="Seconds before the command is killed.")
-@click.option("--stdin/--no-stdin", "forward_stdin", default=None,
-              help="Send standard input to the command (default: yes unless it is a terminal).")
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-@click.pass_context
-def sandbox_run(ctx: click.Context, name: str, timeout: float, forward_stdin: bool | None,
-                command: tuple[str, ...]) -> None:
-    """Start the sandbox, run COMMAND in it, print its output, stop it; exit with its exit code.
-
-    Exit codes besides the command's own: 124 timeout, 125 the sandbox could not start (or died),
-    126 the command is not executable, 127 not found, 128+N stopped by signal N (the sandbox is
-    removed first), 2 bad usage or config.
-    """
-    config = _config(ctx)
-    stdin = _stdin_for(forward_stdin)
-    try:
-        with stopping_on_signals():
-            runtime = open_runtime(name, config)
-            with converted(), runtime:
-                result = runtime.exec(list(command), timeout=timeout, stdin=stdin)
-    except Stopped as stop:
-        _stopped(stop, "the sandbox was stopped and removed")
-    except ConfigError as exc:
-        _fail(exc, 2)
-    except RuntimeTimeoutError as exc:
-        _fail(exc, EXIT_TIMEOUT)
-    except WebshelfError as exc:
-        _fail(exc, EXIT_NO_SANDBOX)
-    click.echo(result.stdout, nl=False)  # bytes pass through undecoded
-    click.echo(result.stderr, nl=False, err=True)
-    sys.exit(result.exit_code)
-
-
-@main.group("runtime")
-def runtime_group() -> None:
-    """Check configured runtimes; remove sandboxes left behind."""
-
-
-@runtime_group.command("check")
-@click.argument("name")
-@click.pass_context
-def runtime_check(ctx: click.Context, name: str) -> None:
-    """Start the sandbox, verify the read-only same-path mount from inside, stop it."""
-    config = _config(ctx)
-    try:
-        with stopping_on_signals():
-            runtime = open_runtime(name, config)
-            with converted(), runtime:
-                report = runtime.verify()
-    except Stopped as stop:
-        _stopped(stop, "the sandbox was stopped and removed")
-    except ConfigError as exc:
-        _fail(exc, 2)
-    except WebshelfError as exc:
-        _fail(exc, 1)
-    click.echo("\n".join(report.lines()))
-    click.echo("result: ok")
-
-
-@runtime_group.command("prune")
-@click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
-@click.pass_context
-def runtime_prune(ctx: click.Context, dry_run: bool) -> None:
-    """Remove sandboxes whose webshelf process is gone: docker containers of this home and local
-    temp dirs (each start of those runtimes does the same)."""
-    config = _config(ctx)
-    found, notes = find_orphans(config)
-    for orphan in found:
-        if not dry_run:
-            orphan.remove()
-        click.echo(f"{'would remove' if dry_run else 'removed'} {orphan.describe()}")
-    for note in notes:
-        click.echo(f"note: {note}", err=True)
-    n = f"{len(found)} orphan{'' if len(found) == 1 else 's'}"
-    click.echo("no orphans" if not found else f"{n} found (dry run: nothing removed)" if dry_run else f"{n} removed")
-
-
+# sync, tools, mcp ------------------------------------------------------------------------
 @main.command("sync")
 @click.option("--runtime", "names", multiple=True, metavar="NAME",
               help="An ssh runtime to keep in step (repeatable; default: every runtimes.ssh host).")
@@ -336,13 +254,13 @@ def sync_command(ctx: click.Context, names: tuple[str, ...], once: bool) -> None
     """Mirror the cache to SSH hosts: a full diff, then live changes until Ctrl-C / SIGTERM."""
     from webshelf.core.surfaces.live import run_sync
 
-    config = _config(ctx)
+    config = config_of(ctx)
     try:
         run_sync(config, names, once=once, echo=lambda line: click.echo(line))
     except ConfigError as exc:
-        _fail(exc, 2)
+        fail(exc, 2)
     except WebshelfError as exc:
-        _fail(exc, 1)
+        fail(exc, 1)
 
 
 @main.command()
@@ -355,27 +273,59 @@ def tools(fmt: str) -> None:
     click.echo(json.dumps(tool_definitions(fmt), indent=2, ensure_ascii=False))
 
 
-@main.command()
-@click.option("--runtime", "runtime_names", multiple=True, metavar="NAME",
-              help="Publish extracted pages into this running sandbox (runtimes.NAME in config); repeatable.")
-@click.pass_context
-def mcp(ctx: click.Context, runtime_names: tuple[str, ...]) -> None:
-    """Run the MCP server on stdio (web_extract, read_file, search_page)."""
-    import asyncio
+def _serve_mcp(ctx: click.Context, runtime_names: tuple[str, ...]) -> None:
+    """Serve MCP on stdio; if the server cannot start (config, a runtime), answer the client's
+    ``initialize`` with the reason instead of just closing (core/surfaces/mcp_server.py)."""
+    from webshelf.core.bridge import run_sync
+    from webshelf.core.config import load_config
+    from webshelf.core.surfaces import mcp_server
 
-    from webshelf.core.surfaces.mcp_server import serve_stdio
-
-    config = _config(ctx)
+    try:
+        mcp_server.require_sdk()
+    except WebshelfError as exc:  # without the SDK there is no protocol to answer with
+        fail(exc, 2)
+    problem: WebshelfError | None = None
     try:
         with contextlib.ExitStack() as stack:
-            runtimes = [stack.enter_context(_running(name, config)) for name in runtime_names]
-            asyncio.run(serve_stdio(config, runtimes))
-    except WebshelfError as exc:
-        _fail(exc, 2)
+            try:
+                config = load_config((ctx.find_root().obj or {}).get("config"))
+                runtimes = [stack.enter_context(running(name, config)) for name in runtime_names]
+            except WebshelfError as exc:
+                problem = exc
+            else:
+                run_sync(mcp_server.serve_stdio(config, runtimes))
+        if problem is not None:
+            click.echo(f"error[{problem.code}]: {problem.message}", err=True)
+            run_sync(mcp_server.refuse_stdio(problem))
+            sys.exit(2)
     except KeyboardInterrupt:
         pass
 
 
+_RUNTIME_OPTION = dict(multiple=True, metavar="NAME",
+                       help="Publish extracted pages into this running sandbox (a configured runtime); repeatable.")
+
+
+@main.group("mcp", invoke_without_command=True)
+@click.option("--runtime", "runtime_names", hidden=True, **_RUNTIME_OPTION)
+@click.pass_context
+def mcp_group(ctx: click.Context, runtime_names: tuple[str, ...]) -> None:
+    """The MCP server (web_extract, read_file, search_page); needs 'webshelf[mcp]'."""
+    if ctx.invoked_subcommand is None:
+        deprecated("mcp", "mcp serve")
+        _serve_mcp(ctx, runtime_names)
+
+
+@mcp_group.command("serve")
+@click.option("--runtime", "runtime_names", **_RUNTIME_OPTION)
+@click.pass_context
+def mcp_serve(ctx: click.Context, runtime_names: tuple[str, ...]) -> None:
+    """Run the MCP server on stdio until the client disconnects."""
+    _serve_mcp(ctx, runtime_names)
+
+
+main.add_command(runtime_group)
+main.add_command(sandbox_group)
 main.add_command(cache_group)
 
 

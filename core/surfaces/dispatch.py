@@ -10,7 +10,6 @@ can act on, never as an exception into the agent loop.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -19,12 +18,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from webshelf.core.bridge import run_sync
 from webshelf.core.config import Config, load_config
 from webshelf.errors import InputError, WebshelfError
 from webshelf.core.extract import web_extract
 from webshelf.core.models import ExtractResult
 from webshelf.core.read import read_file
 from webshelf.core.search_page import search_page
+from webshelf.core.surfaces.render import render_results
 from webshelf.core.surfaces.tools import TOOLS, ReadFileArgs, SearchPageArgs, ToolArgs, WebExtractArgs
 
 
@@ -83,20 +84,11 @@ async def extract_for_agent(args: WebExtractArgs, config: Config, runtimes: Sequ
 
 
 def _extract_output(results: list[ExtractResult], budget: int) -> ToolOutput:
-    """One block per URL, each within ``budget`` — a page's content already is (notes inside);
-    an error quoting a very long URL is cut to it too."""
-    blocks = []
-    for r in results:
-        if r.error:
-            body = f"error[{r.error.code}]: {r.error.message}\n"
-            if len(body) > budget:
-                body = body[: budget - 2] + "…\n"
-        else:
-            body = r.content or ""  # its notes are inside, within the budget (core.truncate.render)
-        blocks.append(f"==> {r.url} <==\n{body}" if len(results) > 1 else body)
+    """The shared rendering (core/surfaces/render.py: one block per URL, each within
+    ``budget``) plus the structured fields MCP clients get."""
     fields = ("url", "final_url", "title", "path", "truncated", "total_chars", "total_lines", "backend", "error", "notes")
     data = {"results": [r.model_dump(mode="json", include=set(fields)) for r in results]}
-    return ToolOutput("\n".join(blocks), data, is_error=all(r.error for r in results))
+    return ToolOutput(render_results(results, budget, surface="tool"), data, is_error=all(r.error for r in results))
 
 
 async def run_tool(name: str, arguments: Mapping[str, Any] | str | None, *, config: Config | None = None,
@@ -127,10 +119,5 @@ async def run_tool(name: str, arguments: Mapping[str, Any] | str | None, *, conf
 def call_tool(name: str, arguments: Mapping[str, Any] | str | None = None, *, config: Config | None = None,
               runtimes: Sequence[Any] = ()) -> str:
     """Run one tool call and return the text to hand back to the model (also inside a
-    running event loop)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(run_tool(name, arguments, config=config, runtimes=runtimes)).text
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, run_tool(name, arguments, config=config, runtimes=runtimes)).result().text
+    running event loop: core/bridge.py, the same bridge as ``web_extract_sync``)."""
+    return run_sync(run_tool(name, arguments, config=config, runtimes=runtimes)).text

@@ -1,10 +1,16 @@
-"""``webshelf mcp``: the three agent tools over the Model Context Protocol (stdio).
+"""``webshelf mcp serve``: the three agent tools over the Model Context Protocol (stdio).
 
 A thin adapter on the official MCP Python SDK's low-level ``Server``: the tool list comes
 from ``core.tools`` (the same schemas ``webshelf tools`` prints) and every call goes through
 ``core.dispatch.run_tool`` (the same code as ``call_tool``), so MCP clients and other
 frameworks see identical behaviour. The SDK is optional (extra ``webshelf[mcp]``) and is
 imported only here; without it the command says which package to install.
+
+A server that cannot start (a ``--runtime`` that does not start, a bad config) must not just
+close the pipe — the client would only see "connection closed". ``refuse_stdio`` speaks the
+protocol far enough to answer: every request, ``initialize`` first, gets a JSON-RPC error
+response whose message is webshelf's ``error[code]: message`` (the SDK's client raises it as
+``MCPError`` from ``initialize()``), until the client disconnects.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import Any
 
 from webshelf.core.config import Config
 from webshelf.core.surfaces.dispatch import run_tool
-from webshelf.errors import MissingPackageError
+from webshelf.errors import MissingPackageError, WebshelfError
 from webshelf.core.surfaces.tools import TOOLS
 
 SERVER_NAME = "webshelf"
@@ -33,6 +39,11 @@ _HINTS = {  # (read_only, open_world): web_extract reaches the web; the others o
 }
 
 
+def require_sdk() -> None:
+    """Raise ``MissingPackageError`` now if the SDK is missing (before anything starts)."""
+    _sdk()
+
+
 def _sdk() -> tuple[Any, Any, Any]:
     try:
         import mcp_types
@@ -40,7 +51,7 @@ def _sdk() -> tuple[Any, Any, Any]:
         from mcp.server.stdio import stdio_server
     except ImportError:
         raise MissingPackageError(
-            "webshelf mcp needs the MCP Python SDK (package 'mcp'), which is not installed; "
+            "webshelf mcp serve needs the MCP Python SDK (package 'mcp'), which is not installed; "
             "install it with: pip install 'webshelf[mcp]'  (or: pip install mcp)",
             package="mcp",
         ) from None
@@ -77,6 +88,25 @@ def build_server(config: Config, runtimes: Sequence[Any] = ()) -> Any:
 
     return Server(SERVER_NAME, version=_version(), instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def startup_error(exc: WebshelfError) -> str:
+    return f"webshelf could not start: error[{exc.code}]: {exc.message}"
+
+
+async def refuse_stdio(exc: WebshelfError) -> None:
+    """Answer each request on stdin with a JSON-RPC error carrying ``exc`` until EOF."""
+    types, _, stdio_server = _sdk()
+    from mcp.shared.message import SessionMessage
+
+    error = types.ErrorData(code=types.INTERNAL_ERROR, message=startup_error(exc),
+                            data={"code": exc.code, "message": exc.message})
+    async with stdio_server() as (read_stream, write_stream):
+        async with read_stream, write_stream:
+            async for item in read_stream:
+                message = getattr(item, "message", None)  # an unparsable line arrives as an Exception
+                if isinstance(message, types.JSONRPCRequest):
+                    await write_stream.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)))
 
 
 async def serve_stdio(config: Config, runtimes: Sequence[Any] = ()) -> None:

@@ -1,5 +1,5 @@
 """Which backend a call uses (override > web.extract_backend > web.backend, default local; keys
-matter only with ``auto``), ``webshelf backends``' exact output, and that a chosen backend
+matter only with ``auto``), ``webshelf backend list``' exact output, and that a chosen backend
 without its key fails the same way whether the page is cached or not (issue 12, item 2)."""
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def test_backends_lists_what_is_usable_and_why(home, monkeypatch):
     monkeypatch.setenv("TAVILY_API_KEY", "secret-in-env")
     home.mkdir(parents=True)
     (home / "config.yaml").write_text("web:\n  exa:\n    api_key: secret-in-file\n    base_url: http://127.0.0.1:9\n")
-    result = CliRunner().invoke(main, ["backends"])
+    result = CliRunner().invoke(main, ["backend", "list"])
     assert result.exit_code == 0, result.output
     assert result.output == (
         "* local      usable    fetches and converts on this machine; no key needed\n"
@@ -93,7 +93,7 @@ def test_backends_explains_auto_and_the_never_sent_rule(home, monkeypatch):
     monkeypatch.setenv("EXA_API_KEY", "secret-in-env")
     home.mkdir(parents=True)
     (home / "config.yaml").write_text("web:\n  backend: auto\n")
-    result = CliRunner().invoke(main, ["backends"])
+    result = CliRunner().invoke(main, ["backend", "list"])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[3] == "* exa        usable    key from EXA_API_KEY; API https://api.exa.ai"
     assert result.output.splitlines()[-3:] == [
@@ -104,7 +104,7 @@ def test_backends_explains_auto_and_the_never_sent_rule(home, monkeypatch):
         "(web.private_urls: local)",
     ]
     monkeypatch.delenv("EXA_API_KEY")
-    result = CliRunner().invoke(main, ["backends"])
+    result = CliRunner().invoke(main, ["backend", "list"])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-2:] == [
         "extract uses: local — web.backend is auto: none of firecrawl, tavily, exa, parallel has a key",
@@ -115,11 +115,11 @@ def test_backends_explains_auto_and_the_never_sent_rule(home, monkeypatch):
 def test_backends_says_when_the_configured_backend_cannot_be_used(home):
     home.mkdir(parents=True)
     (home / "config.yaml").write_text("web:\n  backend: parallel\n")
-    result = CliRunner().invoke(main, ["backends"])
+    result = CliRunner().invoke(main, ["backend", "list"])
     assert result.exit_code == 1
     assert "extract uses: parallel (unusable: set its API key) — web.backend is parallel\n" in result.output
     (home / "config.yaml").write_text("web:\n  backend: scrapy\n")
-    result = CliRunner().invoke(main, ["backends"])
+    result = CliRunner().invoke(main, ["backend", "list"])
     assert result.exit_code == 1
     assert "extract uses: scrapy (unknown backend; choose one of: auto, local, firecrawl, tavily, exa, parallel)" \
         in result.output

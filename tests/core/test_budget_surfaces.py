@@ -1,5 +1,5 @@
 """The budget is what the agent receives, on every surface: ``call_tool`` and the real MCP
-stdio server (``webshelf mcp`` driven by the MCP SDK's own client).
+stdio server (``webshelf mcp serve`` driven by the MCP SDK's own client).
 
 Notes (served from the cache, the stored copy was cut, a sandbox did not get the page) used to
 be appended after the content: 2,080 characters at ``char_limit`` 2,000, and 3,201 at 3,000
@@ -114,7 +114,7 @@ def test_the_reported_cases_now_fit(server, home):
 # --- the real MCP stdio surface ---------------------------------------------------------------
 
 class McpClient:
-    """One ``webshelf mcp`` subprocess and an SDK ClientSession, kept open on a background
+    """One ``webshelf mcp serve`` subprocess and an SDK ClientSession, kept open on a background
     event loop so that a synchronous hypothesis test can make many calls in one session."""
 
     def __init__(self, home: Path, config: dict[str, Any]) -> None:
@@ -125,7 +125,7 @@ class McpClient:
 
         env = subprocess_home(home)
         (home / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
-        self.params = StdioServerParameters(command=str(WEBSHELF), args=["mcp"], env=env)
+        self.params = StdioServerParameters(command=str(WEBSHELF), args=["mcp", "serve"], env=env)
         self.errlog = open(home.parent / f"mcp-stderr-{next(_ids)}.log", "w")
         self._client, self._session = stdio_client, ClientSession
         self.loop = asyncio.new_event_loop()

@@ -30,8 +30,8 @@ def test_extract_of_several_urls_heads_each_block_and_reports_failures(server, h
     code, out, err = run("extract", a, b)
     message = f"error[http_status]: {b}: HTTP 404 Not Found\n"
     assert code == 1
-    assert out == f"==> {a} <==\nalpha\n\n==> {b} <==\n{message}"
-    assert err == message
+    assert out == f"==> {a} <==\nalpha\n\n==> {b} <==\n{message}"  # each error once, in its block
+    assert err == f"1 of 2 URLs failed: {b}\n"
 
 
 def test_extract_json_lists_every_field(server, home_config_allows_loopback):

@@ -53,7 +53,7 @@ def test_an_unset_provider_key_breaks_only_the_provider(config_with_unset_key, s
 
 
 def test_backends_and_config_commands_name_the_unset_variable(config_with_unset_key):
-    backends = run("backends")
+    backends = run("backend", "list")
     assert backends.exit_code == 0, backends.output
     assert f"  firecrawl  unusable  {config_with_unset_key}: web.firecrawl.api_key: environment variable {VAR} " \
            "is not set" in backends.output

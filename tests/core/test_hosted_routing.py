@@ -153,7 +153,7 @@ def test_backends_shows_the_refuse_mode(home, monkeypatch):
     monkeypatch.setenv("TAVILY_API_KEY", "k")
     home.mkdir(parents=True)
     (home / "config.yaml").write_text("web:\n  backend: tavily\n  private_urls: refuse\n")
-    result = CliRunner().invoke(main, ["backends"])
+    result = CliRunner().invoke(main, ["backend", "list"])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1] == ("never sent to tavily: private, allow-listed, loopback and file:// URLs "
                                               "— refused with not_sent_to_provider (web.private_urls: refuse)")

@@ -1,4 +1,4 @@
-"""`webshelf mcp` spawned as a subprocess and driven by the MCP SDK's own stdio client."""
+"""`webshelf mcp serve` spawned as a subprocess and driven by the MCP SDK's own stdio client."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def subprocess_home(home: Path) -> dict[str, str]:
 
 def in_session(home: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
     async def run() -> Any:
-        params = StdioServerParameters(command=str(WEBSHELF), args=["mcp"], env=subprocess_home(home))
+        params = StdioServerParameters(command=str(WEBSHELF), args=["mcp", "serve"], env=subprocess_home(home))
         with open(home.parent / "mcp-stderr.log", "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
@@ -117,9 +117,9 @@ def test_errors_reach_the_client_as_tool_errors(server, home):
 
 
 def test_without_the_sdk_the_command_names_the_package_to_install(home):
-    hide_sdk = "import sys; sys.modules['mcp'] = sys.modules['mcp_types'] = None; from webshelf.core.surfaces.cli import main; main(['mcp'])"
+    hide_sdk = "import sys; sys.modules['mcp'] = sys.modules['mcp_types'] = None; from webshelf.core.surfaces.cli import main; main(['mcp', 'serve'])"
     proc = subprocess.run([sys.executable, "-c", hide_sdk], capture_output=True, text=True, timeout=60,
                           env={**os.environ, **subprocess_home(home)}, stdin=subprocess.DEVNULL)
     assert (proc.returncode, proc.stdout) == (2, "")
-    assert proc.stderr == ("error[missing_package]: webshelf mcp needs the MCP Python SDK (package 'mcp'), which is not installed; "
+    assert proc.stderr == ("error[missing_package]: webshelf mcp serve needs the MCP Python SDK (package 'mcp'), which is not installed; "
                            "install it with: pip install 'webshelf[mcp]'  (or: pip install mcp)\n")

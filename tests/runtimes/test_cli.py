@@ -1,4 +1,4 @@
-"""``webshelf sandbox run``, ``webshelf runtime check`` and ``webshelf extract --runtime``: exact output."""
+"""``webshelf runtime run``, ``webshelf runtime check`` and ``webshelf extract --runtime``: exact output."""
 
 from __future__ import annotations
 
@@ -21,20 +21,20 @@ def _write_config(home: Path, data: dict) -> Path:
 
 
 def test_sandbox_run_passes_output_and_exit_code(bwrap_ready, home):
-    result = CliRunner().invoke(main, ["sandbox", "run", "--runtime", "local", "--", "sh", "-c",
+    result = CliRunner().invoke(main, ["runtime", "run", "local", "--", "sh", "-c",
                                        "echo out; echo err >&2; exit 7"])
     assert (result.exit_code, result.stdout, result.stderr) == (7, "out\n", "err\n")
 
 
 def test_sandbox_run_unknown_runtime(home):
-    result = CliRunner().invoke(main, ["sandbox", "run", "--runtime", "nope", "--", "true"])
+    result = CliRunner().invoke(main, ["runtime", "run", "nope", "--", "true"])
     assert result.exit_code == 2
     assert result.stderr == "error[config_invalid]: unknown runtime 'nope'; known runtimes: docker, local, modal, ssh\n"
 
 
 def test_sandbox_run_missing_bwrap(home):
     config = _write_config(home, {"runtimes": {"local": {"bwrap": "/nonexistent/bwrap"}}})
-    result = CliRunner().invoke(main, ["--config", str(config), "sandbox", "run", "--runtime", "local", "--", "true"])
+    result = CliRunner().invoke(main, ["--config", str(config), "runtime", "run", "local", "--", "true"])
     assert result.exit_code == 125 and result.stderr.startswith("error[runtime_unavailable]: runtime 'local': bubblewrap")
 
 

@@ -1,6 +1,6 @@
 """Sandboxes never outlive their owner (issue 12, item 4), against real processes, dockerd and bwrap.
 
-``webshelf sandbox run`` runs as a real subprocess; SIGTERM/SIGHUP must remove its container or
+``webshelf runtime run`` runs as a real subprocess; SIGTERM/SIGHUP must remove its container or
 scratch directory before it exits; a SIGKILLed owner leaves an orphan that ``webshelf runtime
 prune`` and the next start remove. Standard input reaches the command on every runtime, and the
 exit codes are the documented ones.
@@ -49,7 +49,7 @@ def docker_home(home, docker_image) -> Path:
 
 
 def _start(runtime: str, *argv: str) -> subprocess.Popen:
-    return subprocess.Popen([WEBSHELF, "sandbox", "run", "--runtime", runtime, "--", *argv],
+    return subprocess.Popen([WEBSHELF, "runtime", "run", runtime, "--", *argv],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -176,18 +176,18 @@ def test_the_next_local_start_removes_orphaned_scratch_dirs(bwrap_ready, home, c
 
 # standard input and exit codes -------------------------------------------------------------------
 def test_stdin_reaches_the_command_under_local(bwrap_ready, home):
-    result = CliRunner().invoke(main, ["sandbox", "run", "--runtime", "local", "--", "cat"], input=b"hi\nthere\n")
+    result = CliRunner().invoke(main, ["runtime", "run", "local", "--", "cat"], input=b"hi\nthere\n")
     assert (result.exit_code, result.stdout, result.stderr) == (0, "hi\nthere\n", "")
 
 
 def test_stdin_reaches_the_command_under_docker(docker_home):
-    result = CliRunner().invoke(main, ["sandbox", "run", "--runtime", "docker", "--", "sh", "-c", "wc -l; cat"],
+    result = CliRunner().invoke(main, ["runtime", "run", "docker", "--", "sh", "-c", "wc -l; cat"],
                                 input=b"a\nb\n")
     assert (result.exit_code, result.stdout, result.stderr) == (0, "2\n", "")
 
 
 def test_no_stdin_gives_the_command_an_empty_input(bwrap_ready, home):
-    result = CliRunner().invoke(main, ["sandbox", "run", "--runtime", "local", "--no-stdin", "--", "cat"], input=b"hi\n")
+    result = CliRunner().invoke(main, ["runtime", "run", "local", "--no-stdin", "--", "cat"], input=b"hi\n")
     assert (result.exit_code, result.stdout) == (0, "")
 
 
@@ -195,7 +195,7 @@ def test_a_terminal_on_stdin_is_not_waited_for(bwrap_ready, home):
     """With a terminal as stdin, ``cat`` inside sees end-of-input at once instead of blocking."""
     primary, secondary = os.openpty()
     try:
-        done = subprocess.run([WEBSHELF, "sandbox", "run", "--runtime", "local", "--", "cat"], stdin=secondary,
+        done = subprocess.run([WEBSHELF, "runtime", "run", "local", "--", "cat"], stdin=secondary,
                               capture_output=True, timeout=APPEAR_S)
     finally:
         os.close(primary)
@@ -206,7 +206,7 @@ def test_a_terminal_on_stdin_is_not_waited_for(bwrap_ready, home):
 def test_stdin_reaches_the_command_over_ssh(sshd, home):
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text(yaml.safe_dump({"runtimes": {"ssh": {"hosts": {"loop": sshd.host_config()}}}}))
-    result = CliRunner().invoke(main, ["sandbox", "run", "--runtime", "ssh:loop", "--", "cat"], input=b"over ssh\n")
+    result = CliRunner().invoke(main, ["runtime", "run", "ssh:loop", "--", "cat"], input=b"over ssh\n")
     assert (result.exit_code, result.stdout) == (0, "over ssh\n"), result.stderr
 
 
@@ -216,7 +216,7 @@ def test_exit_codes_are_the_documented_ones(runtime, request, home, tmp_path):
         request.getfixturevalue("bwrap_ready")
     else:
         request.getfixturevalue("docker_home")
-    run = lambda *argv: CliRunner().invoke(main, ["sandbox", "run", "--runtime", runtime, *argv])  # noqa: E731
+    run = lambda *argv: CliRunner().invoke(main, ["runtime", "run", runtime, *argv])  # noqa: E731
     assert run("--", "sh", "-c", "exit 3").exit_code == 3
     missing = run("--", "no-such-command")
     assert missing.exit_code == 127 and missing.stdout == "" and "no-such-command" in missing.stderr
@@ -227,5 +227,5 @@ def test_exit_codes_are_the_documented_ones(runtime, request, home, tmp_path):
 def test_a_sandbox_that_cannot_start_exits_125(home):
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text(yaml.safe_dump({"runtimes": {"docker": {"image": "webshelf-no-such:never"}}}))
-    result = CliRunner().invoke(main, ["sandbox", "run", "--runtime", "docker", "--", "true"])
+    result = CliRunner().invoke(main, ["runtime", "run", "docker", "--", "true"])
     assert result.exit_code == 125 and result.stderr.startswith("error[runtime_unavailable]: ")
