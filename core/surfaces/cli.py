@@ -146,12 +146,14 @@ def search(ctx: click.Context, path: str, pattern: str, regex: bool, case_sensit
            max_results: int | None) -> None:
     """Find lines in a stored page: >N|match with N|context lines, as the search_page tool."""
     from webshelf.core.search_page import DEFAULT_RESULTS, search_page
+    from webshelf.core.surfaces.render import respell
 
     config = config_of(ctx)
     try:
         text = search_page(path, pattern, DEFAULT_RESULTS if max_results is None else max_results, regex=regex,
                            case_sensitive=case_sensitive, context=context_lines, config=config)
     except InputError as exc:
+        exc.message = respell(exc.message, "cli")
         fail(exc, 2)
     except WebshelfError as exc:
         fail(exc, 1)

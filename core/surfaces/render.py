@@ -25,7 +25,8 @@ Surface = Literal["tool", "cli"]
 #: how an option named in a note is spelled on each surface (the notes use the API's spelling)
 SPELLINGS: Mapping[str, Mapping[str, str]] = {
     "tool": {},
-    "cli": {"pass fresh=True to fetch again": "pass --fresh to fetch again"},
+    "cli": {"pass fresh=True to fetch again": "pass --fresh to fetch again",
+            "or pass regex=false to search": "or leave out --regex to search"},
 }
 #: where webshelf's own footer starts in a page's content (a whole page's notes or a truncation footer)
 FOOTER_START = "---\n[webshelf] "
@@ -40,6 +41,13 @@ class Block:
     error: bool
 
 
+def respell(message: str, surface: Surface) -> str:
+    """A webshelf message (an error, a note) with its option names as ``surface`` spells them."""
+    for api, here in SPELLINGS[surface].items():
+        message = message.replace(api, here)
+    return message
+
+
 def _respell(content: str, surface: Surface) -> str:
     spellings = SPELLINGS[surface]
     if not spellings:
@@ -48,10 +56,7 @@ def _respell(content: str, surface: Surface) -> str:
     at = at + 1 if at >= 0 else (0 if content.startswith(FOOTER_START) else -1)
     if at < 0:
         return content
-    footer = content[at:]
-    for api, here in spellings.items():
-        footer = footer.replace(api, here)  # only ever shorter: the budget still holds
-    return content[:at] + footer
+    return content[:at] + respell(content[at:], surface)  # only ever shorter: the budget still holds
 
 
 def error_line(code: str, message: str, budget: int | None = None) -> str:

@@ -123,3 +123,37 @@ def test_without_the_sdk_the_command_names_the_package_to_install(home):
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == ("error[missing_package]: webshelf mcp serve needs the MCP Python SDK (package 'mcp'), which is not installed; "
                            "install it with: pip install 'webshelf[mcp]'  (or: pip install mcp)\n")
+
+
+def test_a_server_that_cannot_start_answers_initialize_with_the_reason(home):
+    """``mcp serve --runtime local`` with bwrap missing: the client's initialize gets the reason
+    as a JSON-RPC error (MCPError), not a closed pipe; stderr has the same error line."""
+    from mcp.shared.exceptions import MCPError
+
+    env = subprocess_home(home)
+    (home / "config.yaml").write_text(yaml.safe_dump({"runtimes": {"local": {"bwrap": "/nonexistent/bwrap"}}}))
+
+    async def run() -> MCPError:
+        params = StdioServerParameters(command=str(WEBSHELF), args=["mcp", "serve", "--runtime", "local"], env=env)
+        with open(home.parent / "mcp-refused.log", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    try:
+                        await session.initialize()
+                    except MCPError as exc:
+                        return exc
+        raise AssertionError("initialize succeeded")
+
+    exc = asyncio.run(run())
+    reason = "error[runtime_unavailable]: runtime 'local': bubblewrap ('/nonexistent/bwrap') is not installed or not on PATH; install it (Debian/Ubuntu: apt-get install bubblewrap) or set runtimes.local.bwrap to its path. To run without a sandbox on purpose, set runtimes.local.sandbox: none"
+    assert exc.error.message == f"webshelf could not start: {reason}"
+    assert exc.error.data["code"] == "runtime_unavailable"
+    assert (home.parent / "mcp-refused.log").read_text().startswith(reason + "\n")
+
+
+def test_the_old_spelling_serves_too_with_a_note(home):
+    hide_sdk = "import sys; sys.modules['mcp'] = sys.modules['mcp_types'] = None; from webshelf.core.surfaces.cli import main; main(['mcp'])"
+    proc = subprocess.run([sys.executable, "-c", hide_sdk], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **subprocess_home(home)}, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[0] == "note: `webshelf mcp` is deprecated; use `webshelf mcp serve`"
