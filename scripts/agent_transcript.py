@@ -1,6 +1,6 @@
-"""Record a real agent session with `webshelf mcp` for docs/agents.md.
+"""Record a real agent session with `webshelf mcp serve` for docs/agents.md.
 
-Spawns `webshelf mcp` with a throwaway home, serves a long Python docs page from the shared
+Spawns `webshelf mcp serve` with a throwaway home, serves a long Python docs page from the shared
 corpora on a loopback server, and drives the session with the MCP SDK's stdio client:
 web_extract → truncated footer → read_file of the omitted range → search_page → read_file
 at the match. Prints the calls and the tool outputs as Markdown; long outputs are trimmed
@@ -80,7 +80,7 @@ def in_docker(image: str, path: str, line: int) -> None:
 async def session(url: str, home: Path, pattern: str, docker_image: str | None = None) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text("web: {allow_private: true}\n")
-    params = StdioServerParameters(command=str(WEBSHELF), args=["mcp"], env={"WEBSHELF_HOME": str(home)})
+    params = StdioServerParameters(command=str(WEBSHELF), args=["mcp", "serve"], env={"WEBSHELF_HOME": str(home)})
     async with stdio_client(params) as (read, write), ClientSession(read, write) as mcp:
         await mcp.initialize()
         args = {"urls": [url], "char_limit": 6000}
