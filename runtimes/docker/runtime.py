@@ -241,8 +241,8 @@ class DockerRuntime(BindRuntime):
                 try:
                     raw.sendall(stdin)
                     raw.shutdown(socket.SHUT_WR)
-                except OSError:
-                    pass  # the command stopped reading (exited or timed out); its exit code tells
+                except Exception:  # noqa: BLE001 — OSError, or ValueError once teardown closed the socket
+                    pass  # the command stopped reading (exited, timed out, or the sandbox is going); its exit code tells
             threading.Thread(target=send, name=f"{self.name}-stdin", daemon=True).start()
         out, err = bytearray(), bytearray()
         for stream, data in frames.frames_iter(sock, tty=False):
