@@ -33,7 +33,7 @@ from webshelf.errors import ConfigError, InputError, RuntimeTimeoutError, Webshe
 from webshelf.core.extract import web_extract_sync
 from webshelf.core.models import ExtractResult
 from webshelf.core.read import MAX_LIMIT, read_file
-from webshelf.core.sandbox import converted, find_orphans, open_running, open_runtime
+from webshelf.core.sandbox import find_orphans, open_running, open_runtime
 from webshelf.core.surfaces.shutdown import Stopped, stopping_on_signals
 
 
@@ -206,8 +206,7 @@ def config_check(ctx: click.Context) -> None:
 def _running(name: str, config):
     """A started runtime for publishing; attaches, so nothing the user runs is stopped."""
     runtime = open_running(name, config)
-    with converted():
-        runtime.start()
+    runtime.start()
     try:
         yield runtime
     finally:
@@ -268,7 +267,7 @@ def sandbox_run(ctx: click.Context, name: str, timeout: float, forward_stdin: bo
     try:
         with stopping_on_signals():
             runtime = open_runtime(name, config)
-            with converted(), runtime:
+            with runtime:
                 result = runtime.exec(list(command), timeout=timeout, stdin=stdin)
     except Stopped as stop:
         _stopped(stop, "the sandbox was stopped and removed")
@@ -297,7 +296,7 @@ def runtime_check(ctx: click.Context, name: str) -> None:
     try:
         with stopping_on_signals():
             runtime = open_runtime(name, config)
-            with converted(), runtime:
+            with runtime:
                 report = runtime.verify()
     except Stopped as stop:
         _stopped(stop, "the sandbox was stopped and removed")

@@ -21,7 +21,8 @@ from collections.abc import Sequence
 
 from webshelf.runtimes.base import BindRuntime, ExecResult
 from webshelf.runtimes.docker.owner import LABEL, orphans, owner_labels
-from webshelf.runtimes.errors import MountCheckError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError, import_sdk
+from webshelf.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
+from webshelf.runtimes.sdk import import_sdk
 
 __all__ = ["LABEL", "DockerRuntime"]
 #: how long a timed-out exec's processes may take to disappear after SIGKILL
@@ -53,12 +54,11 @@ class DockerRuntime(BindRuntime):
                 else docker.from_env(timeout=60)
             client.ping()
         except docker.errors.DockerException as exc:
-            raise SandboxUnavailableError(
-                self.name, f"cannot reach the Docker daemon at {self._where()} ({exc}); start dockerd, or point "
-                "DOCKER_HOST / runtimes.docker.docker_host at a running daemon") from None
+            raise RuntimeUnavailableError(f"cannot reach the Docker daemon at {self._where()} ({exc}); start dockerd, or point "
+                                          "DOCKER_HOST / runtimes.docker.docker_host at a running daemon", runtime=self.name) from None
         return client
 
-    def _dead(self, what: str) -> SandboxExecError:
+    def _dead(self, what: str) -> RuntimeExecError:
         try:
             self.container.reload()
             state = self.container.attrs.get("State", {})
@@ -72,7 +72,7 @@ class DockerRuntime(BindRuntime):
             info = "it no longer exists"
         except self._docker.errors.DockerException as exc:
             info = f"the daemon does not answer: {exc}"
-        return SandboxExecError(self.name, f"{what}: container {self.container.short_id} is not running ({info})")
+        return RuntimeExecError(f"{what}: container {self.container.short_id} is not running ({info})", runtime=self.name)
 
     def mount_hint(self) -> str:
         web = self.mount.path
@@ -91,8 +91,8 @@ class DockerRuntime(BindRuntime):
             try:
                 self.container = self._client.containers.get(self.settings.container)
             except errors.NotFound:
-                raise SandboxUnavailableError(self.name, f"no container named {self.settings.container!r} "
-                                              "(runtimes.docker.container); start it first or unset the key") from None
+                raise RuntimeUnavailableError(f"no container named {self.settings.container!r} "
+                                              "(runtimes.docker.container); start it first or unset the key", runtime=self.name) from None
             try:
                 if self.container.status != "running":
                     raise self._dead("cannot attach")
@@ -106,19 +106,18 @@ class DockerRuntime(BindRuntime):
         try:
             self._client.images.get(self.settings.image)
         except errors.ImageNotFound:
-            raise SandboxUnavailableError(
-                self.name, f"image {self.settings.image!r} is not on this Docker host; `docker pull "
-                f"{self.settings.image}` or build/import it, or set runtimes.docker.image") from None
+            raise RuntimeUnavailableError(f"image {self.settings.image!r} is not on this Docker host; `docker pull "
+                                          f"{self.settings.image}` or build/import it, or set runtimes.docker.image", runtime=self.name) from None
         try:
             self.container = self._client.containers.create(self.settings.image, **self._create_options())
         except errors.APIError as exc:
-            raise SandboxUnavailableError(self.name, f"the container could not start: {exc.explanation or exc}") from None
+            raise RuntimeUnavailableError(f"the container could not start: {exc.explanation or exc}", runtime=self.name) from None
         try:
             self.container.start()
         except errors.APIError as exc:
             self._remove()  # created but never started: do not leave it behind
             self.container = None
-            raise SandboxUnavailableError(self.name, f"the container could not start: {exc.explanation or exc}") from None
+            raise RuntimeUnavailableError(f"the container could not start: {exc.explanation or exc}", runtime=self.name) from None
         self.container.reload()
         if self.container.status != "running":
             err = self._dead("start failed")
@@ -133,8 +132,8 @@ class DockerRuntime(BindRuntime):
             if m.get("Type") == "bind" and m.get("Destination") == web and m.get("RW") is False \
                     and os.path.realpath(m.get("Source") or "") == host:
                 return
-        raise MountCheckError(self.name, f"container {self.container.short_id} does not bind {web} read-only at the "
-                                         f"same path; {self.mount_hint()}")
+        raise MountError(f"container {self.container.short_id} does not bind {web} read-only at the "
+                         f"same path; {self.mount_hint()}", runtime=self.name)
 
     def _create_options(self) -> dict:
         s = self.settings
@@ -163,7 +162,7 @@ class DockerRuntime(BindRuntime):
         try:
             return orphans(self._client, self._docker.errors, self.mount.path)
         except self._docker.errors.DockerException as exc:
-            raise SandboxUnavailableError(self.name, f"cannot list containers at {self._where()}: {exc}") from None
+            raise RuntimeUnavailableError(f"cannot list containers at {self._where()}: {exc}", runtime=self.name) from None
 
     def prune_orphans(self) -> None:
         """Remove orphans before starting a new container: a killed webshelf leaves no trace for long."""
@@ -198,9 +197,9 @@ class DockerRuntime(BindRuntime):
     # commands --------------------------------------------------------------------------
     def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
         if self.container is None:
-            raise SandboxExecError(self.name, "the sandbox is not started; call start() or use it as a context manager")
+            raise RuntimeExecError("the sandbox is not started; call start() or use it as a context manager", runtime=self.name)
         if not argv:
-            raise SandboxExecError(self.name, "exec needs a command (argv is empty)")
+            raise RuntimeExecError("exec needs a command (argv is empty)", runtime=self.name)
         api, errors = self._client.api, self._docker.errors
         try:
             exec_id = api.exec_create(self.container.id, [str(a) for a in argv], stdin=stdin is not None,
@@ -209,7 +208,7 @@ class DockerRuntime(BindRuntime):
         except errors.APIError as exc:
             if exc.status_code in (404, 409):
                 raise self._dead(f"cannot run {argv[0]!r}") from None
-            raise SandboxExecError(self.name, f"cannot run {argv[0]!r}: {exc.explanation or exc}") from None
+            raise RuntimeExecError(f"cannot run {argv[0]!r}: {exc.explanation or exc}", runtime=self.name) from None
         pool = concurrent.futures.ThreadPoolExecutor(1)
         try:
             future = pool.submit(self._talk, sock, stdin)
@@ -217,7 +216,7 @@ class DockerRuntime(BindRuntime):
                 stdout, stderr = future.result(timeout=timeout)
             except concurrent.futures.TimeoutError:
                 fate = "was killed" if self._kill(exec_id) else "may still be running inside the container"
-                raise SandboxTimeoutError(self.name, f"{argv[0]!r} did not finish within {timeout:g} s and {fate}") from None
+                raise RuntimeTimeoutError(f"{argv[0]!r} did not finish within {timeout:g} s and {fate}", runtime=self.name) from None
         finally:
             sock.close()
             pool.shutdown(wait=False)
