@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from webshelf.cache.layout import PAGE_SUFFIX, CacheLayout
 from webshelf.core.config import Config, load_config
 from webshelf.errors import (
-    ConfigError, MountError, PathOutsideCacheError, RuntimeExecError, WebshelfError,
+    CacheError, ConfigError, MountError, PathOutsideCacheError, RuntimeExecError, WebshelfError,
 )
 from webshelf.core.read import check_read_args, offset_past_end, page_not_found
 from webshelf.mounts.spec import cache_mount
@@ -37,9 +37,9 @@ def open_runtime(name: str, config: Config | None = None) -> Runtime:
     cls = runtime_class(name)
     try:
         mount = cache_mount(config.home)
-    except OSError as exc:
-        raise MountError(f"cannot create the cache directory under {config.home}: {exc.strerror or exc}",
-                         runtime=name) from None
+    except CacheError as exc:
+        raise MountError(f"cannot create the cache directory under {config.home}: {exc.context.get('reason', exc)}",
+                         runtime=name, path=exc.context.get("path")) from None
     return cls(settings, mount, name=name)
 
 
