@@ -7,6 +7,12 @@ dropped, no-new-privileges, read-only root with a tmpfs ``/tmp``, a non-root use
 CPU and pid limits), each overridable in ``runtimes.docker``. With ``container:`` set, the
 runtime attaches to a running container instead and never stops it; ``verify()`` says
 whether that container really has the mount. The ``docker`` SDK is imported only here.
+
+Every SDK call is guarded where it is made: ``docker.errors.*``, the ``requests`` errors the SDK
+lets through (a daemon that stops answering mid-use raises ``requests.ConnectionError``, which
+is no ``DockerException``) and socket errors of an exec's stream all leave as the runtime
+classes of ``webshelf.errors`` — a daemon that is gone is ``RuntimeUnavailableError`` naming
+where webshelf looked for it.
 """
 
 from __future__ import annotations
@@ -33,12 +39,21 @@ def _sdk(runtime: str):
     return import_sdk("docker", runtime, "the docker SDK", "docker", "docker")
 
 
+def sdk_errors(docker) -> tuple[type[BaseException], ...]:
+    """What a docker SDK call can raise: its own errors, ``requests``' (not wrapped by the SDK
+    once connected) and socket errors (an exec's hijacked stream)."""
+    import requests  # a dependency of the docker SDK
+
+    return docker.errors.DockerException, requests.exceptions.RequestException, OSError
+
+
 class DockerRuntime(BindRuntime):
     kind = "docker"
 
     def __init__(self, settings, mount, *, name: str | None = None) -> None:
         super().__init__(settings, mount, name=name)
         self._docker = None
+        self._errors: tuple[type[BaseException], ...] = ()  # sdk_errors(docker), once the SDK is loaded
         self._client = None
         self.container = None
         self.attached = bool(settings.container)
@@ -49,14 +64,24 @@ class DockerRuntime(BindRuntime):
 
     def _connect(self):
         docker = self._docker = _sdk(self.name)
+        self._errors = sdk_errors(docker)
         try:
             client = docker.DockerClient(base_url=self.settings.docker_host, timeout=60) if self.settings.docker_host \
                 else docker.from_env(timeout=60)
             client.ping()
-        except docker.errors.DockerException as exc:
-            raise RuntimeUnavailableError(f"cannot reach the Docker daemon at {self._where()} ({exc}); start dockerd, or point "
-                                          "DOCKER_HOST / runtimes.docker.docker_host at a running daemon", runtime=self.name) from None
+        except self._errors as exc:
+            raise self._gone("cannot connect", exc) from None
         return client
+
+    def _gone(self, doing: str, exc: BaseException) -> RuntimeUnavailableError:
+        """The error for a daemon that does not answer (never started, stopped, socket gone) or
+        that refused a call no branch above expected."""
+        if isinstance(exc, self._docker.errors.APIError):
+            return RuntimeUnavailableError(f"{doing}: the Docker daemon at {self._where()} refused "
+                                           f"({exc.explanation or exc})", runtime=self.name)
+        return RuntimeUnavailableError(f"{doing}: the Docker daemon at {self._where()} does not answer "
+                                       f"({type(exc).__name__}: {exc}); start dockerd, or point DOCKER_HOST / "
+                                       "runtimes.docker.docker_host at a running daemon", runtime=self.name)
 
     def _dead(self, what: str) -> RuntimeExecError:
         try:
@@ -70,7 +95,7 @@ class DockerRuntime(BindRuntime):
                 info += f"; last output: {tail[-400:]}"
         except self._docker.errors.NotFound:
             info = "it no longer exists"
-        except self._docker.errors.DockerException as exc:
+        except self._errors as exc:
             info = f"the daemon does not answer: {exc}"
         return RuntimeExecError(f"{what}: container {self.container.short_id} is not running ({info})", runtime=self.name)
 
@@ -86,6 +111,15 @@ class DockerRuntime(BindRuntime):
         if self.container is not None:
             return
         self._client = self._connect()
+        try:
+            self._start()
+        except self._errors as exc:  # the daemon went away (or failed oddly) while starting
+            if self.container is not None and not self.attached:
+                self._remove()
+            self.container = None
+            raise self._gone("starting the container failed", exc) from None
+
+    def _start(self) -> None:
         errors = self._docker.errors
         if self.attached:
             try:
@@ -160,8 +194,8 @@ class DockerRuntime(BindRuntime):
         if self._client is None:
             self._client = self._connect()
         try:
-            return orphans(self._client, self._docker.errors, self.mount.path)
-        except self._docker.errors.DockerException as exc:
+            return orphans(self._client, self._docker.errors, self.mount.path, runtime=self.name)
+        except self._errors as exc:
             raise RuntimeUnavailableError(f"cannot list containers at {self._where()}: {exc}", runtime=self.name) from None
 
     def prune_orphans(self) -> None:
@@ -172,10 +206,8 @@ class DockerRuntime(BindRuntime):
     def _remove(self) -> None:
         try:
             self.container.remove(force=True)
-        except self._docker.errors.NotFound:
-            pass
-        except self._docker.errors.DockerException:
-            pass
+        except self._errors:
+            pass  # already gone, or the daemon is; its owner labels let a later prune find it
 
     def stop(self) -> None:
         if self.container is not None and not self.attached:
@@ -190,7 +222,7 @@ class DockerRuntime(BindRuntime):
             return False
         try:
             self.container.reload()
-        except self._docker.errors.DockerException:
+        except self._errors:
             return False
         return self.container.status == "running"
 
@@ -200,6 +232,12 @@ class DockerRuntime(BindRuntime):
             raise RuntimeExecError("the sandbox is not started; call start() or use it as a context manager", runtime=self.name)
         if not argv:
             raise RuntimeExecError("exec needs a command (argv is empty)", runtime=self.name)
+        try:
+            return self._exec(argv, timeout=timeout, stdin=stdin)
+        except self._errors as exc:
+            raise self._gone(f"cannot run {argv[0]!r}", exc) from None
+
+    def _exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None) -> ExecResult:
         api, errors = self._client.api, self._docker.errors
         try:
             exec_id = api.exec_create(self.container.id, [str(a) for a in argv], stdin=stdin is not None,
@@ -280,8 +318,8 @@ class DockerRuntime(BindRuntime):
                     done = self._client.api.exec_create(self.container.id, ["kill", "-KILL", *inside])["Id"]
                     self._client.api.exec_start(done)
                 time.sleep(0.1)
-        except errors.DockerException:
-            pass
+        except self._errors:
+            pass  # the daemon is gone: nothing can be confirmed killed
         return False
 
     def _signal_here(self, pid: int) -> str | None:

@@ -180,3 +180,102 @@ def test_timeout_that_cannot_kill_says_so(docker_config: Config, monkeypatch):
         with pytest.raises(RuntimeTimeoutError) as err:
             rt.exec(["sleep", "124"], timeout=0.5)
     assert "may still be running" in str(err.value) and "was killed" not in str(err.value)
+
+
+class _DaemonProxy:
+    """A loopback TCP port forwarding to the daemon's unix socket, that can be cut: to the
+    runtime's client the daemon goes away mid-use, as when dockerd stops."""
+
+    def __init__(self, unix_path: str) -> None:
+        import socket
+        import threading
+
+        self._unix, self._socks, self._lock = unix_path, [], threading.Lock()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"tcp://127.0.0.1:{self._listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            daemon = socket.socket(socket.AF_UNIX)
+            daemon.connect(self._unix)
+            with self._lock:
+                self._socks += [client, daemon]
+            for a, b in ((client, daemon), (daemon, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst) -> None:
+        import socket
+
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        import socket
+
+        self._listener.close()
+        with self._lock:
+            for s in self._socks:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                s.close()
+
+
+def _daemon_socket() -> str:
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if not host.startswith("unix://"):
+        pytest.skip(f"the proxy forwards to a unix socket; DOCKER_HOST is {host}")
+    return host[len("unix://"):]
+
+
+def test_a_daemon_that_goes_away_mid_use_is_runtime_unavailable(docker_config: Config, docker_client):
+    """docker SDK and requests errors (the SDK does not wrap a dropped connection) leave as the
+    tree's runtime errors, naming where the daemon was expected."""
+    from webshelf.errors import WebshelfError
+
+    proxy = _DaemonProxy(_daemon_socket())
+    docker_config.runtimes.docker.docker_host = proxy.url
+    rt = open_runtime("docker", docker_config)
+    rt.start()
+    container_id = rt.container.id
+    try:
+        assert rt.exec(["echo", "hi"], timeout=30).stdout == b"hi\n"
+        proxy.close()
+        with pytest.raises(RuntimeUnavailableError) as err:
+            rt.exec(["true"], timeout=30)
+        assert isinstance(err.value, WebshelfError) and err.value.runtime == "docker"
+        assert f"cannot run 'true': the Docker daemon at {proxy.url} does not answer" in str(err.value)
+        assert "start dockerd" in str(err.value)
+        assert not rt.is_alive()
+        with pytest.raises(RuntimeUnavailableError, match="cannot list containers"):
+            rt.orphans()
+        rt.stop()  # closes the client; the container cannot be removed through a gone daemon, and no error
+    finally:
+        proxy.close()
+        docker_client.api.remove_container(container_id, force=True)  # the one this test created
+
+
+def test_a_daemon_port_nobody_listens_on_is_runtime_unavailable(docker_config: Config):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again when the block ends: nothing listens there
+    docker_config.runtimes.docker.docker_host = f"tcp://127.0.0.1:{port}"
+    with pytest.raises(RuntimeUnavailableError) as err:
+        open_runtime("docker", docker_config).start()
+    assert f"cannot connect: the Docker daemon at tcp://127.0.0.1:{port} does not answer" in str(err.value)
