@@ -111,3 +111,14 @@ def test_a_runtime_config_error_is_a_config_error_naming_the_runtime():
     e = errors.RuntimeConfigError("Modal cannot mount a Volume at /tmp", runtime="modal")
     assert isinstance(e, errors.ConfigError) and e.code == "runtime_config_invalid"
     assert e.message == "runtime 'modal': Modal cannot mount a Volume at /tmp" and e.detail.startswith("Modal")
+
+
+def test_a_missing_watchdog_is_a_missing_package_error(monkeypatch):
+    import sys
+
+    from webshelf.mounts.watch import _watchdog
+
+    monkeypatch.setitem(sys.modules, "watchdog", None)  # makes `import watchdog` raise ImportError
+    with pytest.raises(errors.MissingPackageError) as err:
+        _watchdog("live sync")
+    assert err.value.message == "live sync needs watchdog: pip install 'webshelf[ssh]'"
