@@ -3,7 +3,8 @@
 The files are the truth for content; the index remembers what a file is (which URL, when,
 which backend) so that reuse and eviction need no directory scan, and keeps a tombstone per
 evicted page so that read_file can name the URL to re-extract. WAL mode lets many processes
-share one cache; every multi-row change is one transaction.
+share one cache; every multi-row change is one transaction. Every SQLite (or OS) failure
+leaves a method as ``webshelf.errors.CacheIndexError`` naming the index file (``cache.faults``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+
+from webshelf.cache.faults import faults, index_faults
+from webshelf.errors import CacheIndexError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -97,7 +101,11 @@ class PageIndex:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        with faults(CacheIndexError, f"the cache index {path} cannot be opened", path):
+            self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+            self._prepare()
+
+    def _prepare(self) -> None:
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -120,10 +128,12 @@ class PageIndex:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @index_faults
     def _one(self, sql: str, args: tuple = ()) -> PageRecord | None:
         row = self._db.execute(sql, args).fetchone()
         return PageRecord(*row) if row else None
 
+    @index_faults
     def record(self, page: PageRecord) -> None:
         """Insert or refresh a page's row (same name = same content, so a refresh is safe)."""
         row = asdict(page)
@@ -135,18 +145,22 @@ class PageIndex:
             self._db.execute(f"INSERT INTO pages ({cols}) VALUES ({marks}) ON CONFLICT(name) DO UPDATE SET {updates}", row)
             self._db.execute("DELETE FROM evicted WHERE name = ?", (page.name,))
 
+    @index_faults
     def get(self, name: str) -> PageRecord | None:
         return self._one(f"{_SELECT} WHERE name = ?", (name,))
 
+    @index_faults
     def latest_for_key(self, url_key: str, since: float | None = None) -> PageRecord | None:
         """The newest stored copy of a URL (by reuse key), optionally fetched at or after ``since``."""
         return self._one(f"{_SELECT} WHERE url_key = ? AND fetched_at >= ? ORDER BY fetched_at DESC LIMIT 1",
                          (url_key, since if since is not None else float("-inf")))
 
+    @index_faults
     def touch(self, name: str, when: float | None = None) -> None:
         """Mark a page as just used (extract or read), for least-recently-used eviction."""
         self._db.execute("UPDATE pages SET last_access = ? WHERE name = ?", (when or time.time(), name))
 
+    @index_faults
     def count(self, counter: str, by: float = 1, *, touch: str | None = None) -> None:
         """Add to a named counter (cache hits and misses), starting the clock on first use;
         ``touch`` also marks that page as used, in the same transaction."""
@@ -159,20 +173,25 @@ class PageIndex:
             self._db.execute("INSERT INTO counters (name, value) VALUES (?, ?) "
                              "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value", (counter, by))
 
+    @index_faults
     def counters(self) -> dict[str, float]:
         return dict(self._db.execute("SELECT name, value FROM counters"))
 
+    @index_faults
     def reset_counters(self) -> None:
         self._db.execute("DELETE FROM counters")
 
+    @index_faults
     def totals(self) -> Totals:
         pages, size, oldest, newest = self._db.execute(
             "SELECT COUNT(*), COALESCE(SUM(bytes), 0), MIN(fetched_at), MAX(fetched_at) FROM pages").fetchone()
         return Totals(pages, size, oldest, newest)
 
+    @index_faults
     def all(self) -> list[PageRecord]:
         return [PageRecord(*row) for row in self._db.execute(f"{_SELECT} ORDER BY fetched_at")]
 
+    @index_faults
     def fetched_before(self, when: float, limit: int | None = None) -> list[PageRecord]:
         """Pages fetched before ``when``, oldest first (TTL expiry)."""
         sql = f"{_SELECT} WHERE fetched_at < ? ORDER BY fetched_at LIMIT ?"
@@ -180,9 +199,11 @@ class PageIndex:
 
     def least_recently_used(self) -> Iterator[PageRecord]:
         """Every page, least recently used first, read lazily (eviction stops early)."""
-        for row in self._db.execute(f"{_SELECT} ORDER BY last_access, fetched_at"):
-            yield PageRecord(*row)
+        with faults(CacheIndexError, f"the cache index {self.path}", self.path):
+            for row in self._db.execute(f"{_SELECT} ORDER BY last_access, fetched_at"):
+                yield PageRecord(*row)
 
+    @index_faults
     def remove(self, records: Iterable[PageRecord], reason: str) -> list[PageRecord]:
         """Drop rows and leave tombstones, in one transaction; returns the rows actually dropped.
 
@@ -202,6 +223,7 @@ class PageIndex:
                              "LIMIT -1 OFFSET ?)", (TOMBSTONE_LIMIT,))
         return removed
 
+    @index_faults
     def tombstone(self, name: str) -> Tombstone | None:
         row = self._db.execute("SELECT name, url, evicted_at, reason FROM evicted WHERE name = ?", (name,)).fetchone()
         return Tombstone(*row) if row else None

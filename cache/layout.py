@@ -15,6 +15,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from webshelf.cache.faults import faults
+from webshelf.errors import CacheUnavailableError
+
 PAGE_SUFFIX = ".md"
 TEMP_PREFIX = ".tmp-"
 _SLUG_UNSAFE = re.compile(r"[^a-z0-9.-]+")
@@ -60,17 +63,17 @@ class CacheLayout:
     def ensure(self) -> Path:
         """Create ``cache/web`` (0755) if needed and refuse a symlinked or non-directory one.
 
-        Raises OSError subclasses only: ``cache/`` depends on the stdlib alone, and ``core``
-        converts these into webshelf errors where it calls in.
+        Any OS failure (permissions, a full or read-only disk) is a ``CacheUnavailableError``.
         """
-        os.makedirs(self.home, 0o755, exist_ok=True)  # parents too; the home itself may be a symlink
-        for d in (self.root, self.web_dir):
-            try:
-                os.mkdir(d, 0o755)
-            except FileExistsError:
-                pass
-            st = os.lstat(d)
-            if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-                raise NotADirectoryError(f"{d} must be a real directory (found a symlink or a file); move it away")
-        os.chmod(self.web_dir, 0o755)
+        with faults(CacheUnavailableError, f"the cache directory {self.web_dir} cannot be created", self.root):
+            os.makedirs(self.home, 0o755, exist_ok=True)  # parents too; the home itself may be a symlink
+            for d in (self.root, self.web_dir):
+                try:
+                    os.mkdir(d, 0o755)
+                except FileExistsError:
+                    pass
+                st = os.lstat(d)
+                if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+                    raise NotADirectoryError(f"{d} must be a real directory (found a symlink or a file); move it away")
+            os.chmod(self.web_dir, 0o755)
         return self.web_dir

@@ -6,6 +6,8 @@ indexed second, so a crash between the two leaves at worst an un-indexed file (w
 ``cache verify`` adopts), never an index row pointing at nothing. Writes and reuse hold the
 cache lock shared and eviction holds it exclusively (``cache.lock``), so no pass can remove a
 page between the moment a call decides to hand out its path and the moment it is marked used.
+Every public method raises ``CacheError`` subclasses only (``cache.faults``): never a raw
+``OSError`` or ``sqlite3.Error``.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from urllib.parse import urlsplit
 
 from webshelf.cache.caps import cap_text
 from webshelf.cache.evict import EvictionPolicy, PruneReport, clear, prune
+from webshelf.cache.faults import faults
 from webshelf.cache.index import PageIndex, PageRecord
 from webshelf.cache.layout import CacheLayout, content_hash, page_name
 from webshelf.cache.lock import CacheLock
 from webshelf.cache.store import write_page
 from webshelf.cache.urls import normalize_url
 from webshelf.cache.verify import VerifyReport, verify
+from webshelf.errors import CacheError, CacheUnavailableError, StoreError
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,10 @@ class CachedPage:
     text: str
 
 
+def _unusable(home: Path) -> str:
+    return f"the cache at {CacheLayout(home).root} is unusable"
+
+
 def count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
@@ -72,7 +80,7 @@ class Shelf:
         A forked child, or a cache whose index was deleted or replaced, gets a new one.
         Do not ``close()`` a shared shelf."""
         home = Path(home)
-        with _shared_lock:
+        with _shared_lock, faults(CacheUnavailableError, _unusable(home), CacheLayout(home).root):
             entry = _shared.get(home)
             if entry is not None:
                 pid, inode, shelf = entry
@@ -92,13 +100,14 @@ class Shelf:
 
     def __init__(self, home: Path) -> None:
         self.layout = CacheLayout(Path(home))
-        self.web_dir = self.layout.ensure()
-        self.lock = CacheLock(self.layout.root / "lock")
-        try:
-            self.index = PageIndex(self.layout.index_path)
-        except BaseException:
-            self.lock.close()
-            raise
+        with faults(CacheUnavailableError, _unusable(self.layout.home), self.layout.root):
+            self.web_dir = self.layout.ensure()
+            self.lock = CacheLock(self.layout.root / "lock")
+            try:
+                self.index = PageIndex(self.layout.index_path)
+            except BaseException:
+                self.lock.close()
+                raise
         self.db_lock = threading.Lock()  # one SQLite connection, used by one thread at a time
 
     def close(self) -> None:
@@ -114,7 +123,13 @@ class Shelf:
     def put(self, *, url: str, final_url: str | None, title: str | None, text: str,
             backend: str | None, content_type: str | None, max_chars: int | None = None) -> StoredPage:
         """Store ``text`` for ``url`` (cut at ``max_chars`` with a marker line when longer);
-        raises OSError / sqlite3.Error with the cache intact."""
+        raises ``StoreError`` (disk full, permissions, index failure) with the cache intact."""
+        with faults(StoreError, "the full text could not be stored", self.web_dir):
+            return self._put(url=url, final_url=final_url, title=title, text=text, backend=backend,
+                             content_type=content_type, max_chars=max_chars)
+
+    def _put(self, *, url: str, final_url: str | None, title: str | None, text: str,
+             backend: str | None, content_type: str | None, max_chars: int | None) -> StoredPage:
         key = normalize_url(url)
         original: int | None = None
         if max_chars is not None:
@@ -139,7 +154,7 @@ class Shelf:
         (and counted as a hit), or None (counted as a miss). A copy whose file vanished or
         changed size behind webshelf's back is not reused."""
         key = normalize_url(url)
-        with self.lock.shared():
+        with faults(CacheError, f"looking up a stored copy of {url}", self.web_dir), self.lock.shared():
             with self.db_lock:
                 record = self.index.latest_for_key(key, since=time.time() - max_age)
             text = self._read(record) if record else None
@@ -164,12 +179,15 @@ class Shelf:
     def prune(self, policy: EvictionPolicy, *, protect: Collection[str] = (), dry_run: bool = False,
               max_removals: int | None = None, block: bool = True) -> PruneReport:
         """One eviction pass (``cache.evict.prune``)."""
-        return prune(self, policy, protect=protect, dry_run=dry_run, max_removals=max_removals, block=block)
+        with faults(CacheError, "the eviction pass failed", self.layout.root):
+            return prune(self, policy, protect=protect, dry_run=dry_run, max_removals=max_removals, block=block)
 
     def clear(self) -> PruneReport:
         """Remove every stored page (``cache.evict.clear``)."""
-        return clear(self)
+        with faults(CacheError, "clearing the cache failed", self.layout.root):
+            return clear(self)
 
     def verify(self, *, repair: bool = False) -> "VerifyReport":
         """Compare index and directory (``cache.verify.verify``)."""
-        return verify(self, repair=repair)
+        with faults(CacheError, "verifying the cache failed", self.layout.root):
+            return verify(self, repair=repair)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -34,7 +33,7 @@ from webshelf.core.backends import HOSTED_KEYS, check_backend, get_backend, requ
 from webshelf.core.backends.routing import keep_local, local_note, not_sent_error
 from webshelf.core.clean import clean_markdown
 from webshelf.core.config import Config, check_char_limit, load_config
-from webshelf.errors import InputError, InvalidURLError, WebshelfError
+from webshelf.errors import CacheError, InputError, InvalidURLError, WebshelfError
 from webshelf.core import untrusted
 from webshelf.core.fetch import netpolicy
 from webshelf.core.models import ErrorInfo, ExtractResult, Page
@@ -106,8 +105,8 @@ def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: in
                                max_chars=config.cache.max_file_chars)
             path, text = str(stored.path), stored.text
             cut_note = _cut_note(stored.record.original_chars, config)
-        except (OSError, sqlite3.Error) as exc:
-            store_note = f"the full text could not be stored: {getattr(exc, 'strerror', None) or exc}"
+        except CacheError as exc:  # StoreError: "the full text could not be stored: <why>"
+            store_note = exc.message
     if path is None:
         notes.append(store_note or "the full text could not be stored")
     if cut_note:
@@ -184,9 +183,10 @@ def _reuse(shelf: Shelf | None, url: str, fresh: bool, config: Config) -> Cached
         netpolicy.check_url(url, netpolicy.Policy.from_config(config.web))
         hit = shelf.reuse(url, config.cache.max_age)
         return hit if hit is None or hit.text.strip() else None  # an empty copy: fetch again (EMPTY_NOTE)
-    except (WebshelfError, OSError, sqlite3.Error) as exc:
-        if not isinstance(exc, WebshelfError):
-            log.warning("cache lookup for %s failed, fetching instead: %s", url, exc)
+    except CacheError as exc:
+        log.warning("cache lookup for %s failed, fetching instead: %s", url, exc)
+        return None
+    except WebshelfError:  # the URL is refused: the fetch path reports why
         return None
 
 
@@ -202,7 +202,7 @@ def _evict_after(shelf: Shelf, config: Config, protect: set[str], runtimes: Sequ
     unsubscribe = on_evict(retract) if runtimes else None
     try:
         report = shelf.prune(policy, protect=protect, max_removals=OPPORTUNISTIC_REMOVALS, block=False)
-    except (OSError, sqlite3.Error) as exc:
+    except CacheError as exc:
         log.warning("cache eviction pass failed (the extract is unaffected): %s", exc)
         return
     finally:
@@ -291,8 +291,8 @@ async def web_extract(
     shelf_error: str | None = None
     try:
         shelf = Shelf.shared(config.home)
-    except (OSError, sqlite3.Error) as exc:
-        shelf_error = f"the cache at {config.home / 'cache'} is unusable: {getattr(exc, 'strerror', None) or exc}"
+    except CacheError as exc:  # CacheUnavailableError: "the cache at <dir> is unusable: <why>"
+        shelf_error = exc.message
         log.warning(shelf_error)
     by_url: dict[str, ExtractResult] = {}
     misses: list[str] = []

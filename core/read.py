@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import itertools
 import os
-import sqlite3
 import stat
 from pathlib import Path
 
 from webshelf.cache.layout import PAGE_SUFFIX, CacheLayout
 from webshelf.cache.shelf import Shelf
 from webshelf.core.config import Config, load_config
-from webshelf.errors import InputError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
+from webshelf.errors import CacheError, InputError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
 
 MAX_LIMIT = 2_000
 MAX_OFFSET = 1_000_000_000  # far past any stored page (cache.max_file_chars), well inside islice's range
@@ -55,7 +54,7 @@ def _url_for(layout: CacheLayout, name: str) -> tuple[str | None, str | None]:
             gone = None if record else shelf.index.tombstone(name)
         if record:
             return record.url or None, None
-    except (OSError, sqlite3.Error):
+    except CacheError:
         return None, None
     return (gone.url or None, gone.reason) if gone else (None, None)
 
@@ -66,7 +65,7 @@ def _touch(layout: CacheLayout, name: str) -> None:
         shelf = Shelf.shared(layout.home)
         with shelf.db_lock:
             shelf.index.touch(name)
-    except (OSError, sqlite3.Error):
+    except CacheError:
         pass  # a read must not fail because the index is busy or damaged
 
 

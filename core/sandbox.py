@@ -1,17 +1,15 @@
-"""webshelf's side of the runtimes: build one from config, convert its errors, read inside it.
+"""webshelf's side of the runtimes: build one from config, read inside it.
 
-``runtimes`` may not import ``core``, so this is where a runtime meets the config models and
-the one error tree: ``open_runtime`` builds an adapter from ``runtimes.<name>``, every
-``SandboxError`` becomes the matching ``RuntimeAdapterError``, and ``read_file_in`` is the
+``runtimes`` may not import ``core``, so this is where a runtime meets the config models:
+``open_runtime`` builds an adapter from ``runtimes.<name>``, and ``read_file_in`` is the
 agent-side ``read_file`` — run inside the sandbox with its own ``sh``/``awk`` — returning
-exactly what host ``read_file`` returns, errors included.
+exactly what host ``read_file`` returns, errors included. The adapters raise the runtime
+classes of the one error tree (``webshelf.errors``) themselves, so nothing is converted here.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -19,37 +17,14 @@ from pydantic import BaseModel
 from webshelf.cache.layout import PAGE_SUFFIX, CacheLayout
 from webshelf.core.config import Config, load_config
 from webshelf.errors import (
-    ConfigError, MountError, WebshelfError, PathOutsideCacheError,
-    RuntimeAdapterError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError,
+    CacheError, ConfigError, MountError, PathOutsideCacheError, RuntimeExecError, WebshelfError,
 )
 from webshelf.core.read import check_read_args, offset_past_end, page_not_found
 from webshelf.mounts.spec import cache_mount
 from webshelf.runtimes.base import Runtime
-from webshelf.runtimes.errors import (
-    MountCheckError, SandboxConfigError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError,
-)
 from webshelf.runtimes.owner import Orphan
 from webshelf.runtimes.registry import kind_of, names, runtime_class
 from webshelf.runtimes.local.scratch import orphan_dirs
-
-_CONVERT = [(MountCheckError, MountError), (SandboxTimeoutError, RuntimeTimeoutError),
-            (SandboxExecError, RuntimeExecError), (SandboxUnavailableError, RuntimeUnavailableError)]
-
-
-def convert(exc: SandboxError) -> RuntimeAdapterError | ConfigError:
-    if isinstance(exc, SandboxConfigError):
-        return ConfigError(str(exc), key=f"runtimes.{exc.runtime}")
-    cls = next((ours for theirs, ours in _CONVERT if isinstance(exc, theirs)), RuntimeAdapterError)
-    return cls(str(exc), runtime=exc.runtime)
-
-
-@contextlib.contextmanager
-def converted() -> Iterator[None]:
-    """Re-raise runtime adapter errors as webshelf errors (``core.errors``)."""
-    try:
-        yield
-    except SandboxError as exc:
-        raise convert(exc) from None
 
 
 def open_runtime(name: str, config: Config | None = None) -> Runtime:
@@ -59,14 +34,13 @@ def open_runtime(name: str, config: Config | None = None) -> Runtime:
     settings = getattr(config.runtimes, kind, None) if kind in names() else None
     if not isinstance(settings, BaseModel):
         raise ConfigError(f"unknown runtime {name!r}; known runtimes: {', '.join(names())}", key=f"runtimes.{name}")
-    with converted():
-        cls = runtime_class(name)
-        try:
-            mount = cache_mount(config.home)
-        except OSError as exc:
-            raise MountError(f"runtime {name!r}: cannot create the cache directory under {config.home}: "
-                             f"{exc.strerror or exc}", runtime=name) from None
-        return cls(settings, mount, name=name)
+    cls = runtime_class(name)
+    try:
+        mount = cache_mount(config.home)
+    except CacheError as exc:
+        raise MountError(f"cannot create the cache directory under {config.home}: {exc.context.get('reason', exc)}",
+                         runtime=name, path=exc.context.get("path")) from None
+    return cls(settings, mount, name=name)
 
 
 def open_running(name: str, config: Config | None = None) -> Runtime:
@@ -97,16 +71,15 @@ def read_file_in(runtime: Runtime, path: str | os.PathLike[str], offset: int = 1
         raise PathOutsideCacheError(
             f"{path}: read_file only reads pages stored in {layout.web_dir}; use the path from a webshelf footer",
             path=str(path))
-    with converted():
-        result = runtime.exec(["sh", "-c", _READ, "sh", str(full), str(offset), str(offset + limit - 1), _AWK],
-                              timeout=timeout)
+    result = runtime.exec(["sh", "-c", _READ, "sh", str(full), str(offset), str(offset + limit - 1), _AWK],
+                          timeout=timeout)
     shown = str(path)
     if result.exit_code == 3:
         raise page_not_found(layout, full.name, shown)
     if result.exit_code == 4:
         raise offset_past_end(shown, offset, int(result.stdout.strip() or 0))
     if result.exit_code != 0:
-        raise RuntimeExecError(f"runtime {runtime.name!r}: reading {shown} inside failed (exit {result.exit_code}): "
+        raise RuntimeExecError(f"reading {shown} inside failed (exit {result.exit_code}): "
                                f"{result.stderr.decode(errors='replace').strip()[:300]}", runtime=runtime.name, path=shown)
     return result.stdout.decode("utf-8", errors="replace")
 
@@ -119,11 +92,10 @@ def find_orphans(config: Config | None = None) -> tuple[list[Orphan], list[str]]
     found, notes = list(orphan_dirs()), []
     try:
         docker = open_runtime("docker", config)
-        with converted():
-            try:
-                found += docker.orphans()
-            finally:
-                docker.stop()  # only closes the client: nothing was started
+        try:
+            found += docker.orphans()
+        finally:
+            docker.stop()  # only closes the client: nothing was started
     except WebshelfError as exc:
         notes.append(f"docker containers not checked: {exc.message}")
     return found, notes

@@ -15,7 +15,7 @@ Rules every implementation keeps:
   remote directory, then rename), so a reader inside never sees half a page.
 * The remote directory ends up read-only for the sandbox's agent user (0755 directory owned
   by another user, or a read-only mount); ``verify()`` checks this from inside.
-* Errors are raised as ``runtimes.errors.SandboxError`` subclasses naming the runtime.
+* Errors are raised as ``webshelf.errors.RuntimeAdapterError`` subclasses naming the runtime.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from webshelf.errors import MissingPackageError
 from webshelf.mounts.sync_engine import mirrored
 
 log = logging.getLogger("webshelf.sync")
@@ -45,7 +46,7 @@ def _watchdog(what: str):
     try:
         from watchdog import events, observers
     except ImportError:
-        raise RuntimeError(f"{what} needs watchdog: pip install 'webshelf[ssh]'") from None
+        raise MissingPackageError(f"{what} needs watchdog: pip install 'webshelf[ssh]'", package="watchdog") from None
     return events, observers
 
 

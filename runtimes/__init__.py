@@ -5,15 +5,10 @@
     with runtime_class("docker")(settings, cache_mount(home)) as rt:
         rt.verify(); print(rt.exec(["ls", str(rt.mount.path)], timeout=10).text())
 
-``core.sandbox.open_runtime(name, config)`` does the same from a webshelf config.
+``core.sandbox.open_runtime(name, config)`` does the same from a webshelf config. Adapters raise
+the runtime classes of the one error tree (``webshelf.errors.RuntimeAdapterError`` and below).
 """
 
 from webshelf.runtimes.base import BindRuntime, ExecResult, Runtime, VerifyReport
-from webshelf.runtimes.errors import (
-    MountCheckError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError,
-)
 
-__all__ = [
-    "BindRuntime", "ExecResult", "MountCheckError", "Runtime", "SandboxError", "SandboxExecError",
-    "SandboxTimeoutError", "SandboxUnavailableError", "VerifyReport",
-]
+__all__ = ["BindRuntime", "ExecResult", "Runtime", "VerifyReport"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webshelf.mounts.spec import MountSpec
-from webshelf.runtimes.errors import MountCheckError, SandboxExecError
+from webshelf.errors import MountError, RuntimeExecError
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ class Runtime(ABC):
         report = verify_mount(self, timeout=timeout)
         if not report.ok:
             failed = "; ".join(f"{n}: {d}" for n, passed, d in report.checks if not passed)
-            raise MountCheckError(self.name, f"verify failed for {self.mount.path}: {failed}")
+            raise MountError(f"verify failed for {self.mount.path}: {failed}", runtime=self.name)
         return report
 
     def mode_note(self) -> str | None:
@@ -152,8 +152,8 @@ class Runtime(ABC):
     def _check_inside(self, paths: Sequence[str]) -> None:
         outside = self.mount.outside(list(paths))
         if outside:
-            raise MountCheckError(self.name, f"{outside[0]} is not inside the mounted {self.mount.path}; "
-                                             "only stored pages of this webshelf home can be published")
+            raise MountError(f"{outside[0]} is not inside the mounted {self.mount.path}; "
+                             "only stored pages of this webshelf home can be published", runtime=self.name)
 
 
 class BindRuntime(Runtime):
@@ -169,14 +169,14 @@ class BindRuntime(Runtime):
     def publish(self, paths: Sequence[str]) -> None:
         self._check_inside(paths)
         if not self.is_alive():
-            raise SandboxExecError(self.name, "the sandbox is not running; start it before publishing")
+            raise RuntimeExecError("the sandbox is not running; start it before publishing", runtime=self.name)
         missing = [p for p in paths if not os.path.isfile(p)]
         if missing:
-            raise MountCheckError(self.name, f"{missing[0]} does not exist on the host, so the sandbox cannot see it")
+            raise MountError(f"{missing[0]} does not exist on the host, so the sandbox cannot see it", runtime=self.name)
 
     def retract(self, paths: Sequence[str]) -> None:
         self._check_inside(paths)
         present = [p for p in paths if os.path.lexists(p)]
         if present:
-            raise MountCheckError(self.name, f"{present[0]} still exists on the host; a bind mount shows host files, "
-                                             "so delete (evict) it on the host to retract it")
+            raise MountError(f"{present[0]} still exists on the host; a bind mount shows host files, "
+                             "so delete (evict) it on the host to retract it", runtime=self.name)

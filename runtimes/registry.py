@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 
 from webshelf.runtimes.base import Runtime
-from webshelf.runtimes.errors import SandboxUnavailableError
+from webshelf.errors import RuntimeUnavailableError
 
 _RUNTIMES: dict[str, str] = {
     "local": "webshelf.runtimes.local.runtime:LocalRuntime",
@@ -36,6 +36,6 @@ def kind_of(name: str) -> str:
 def runtime_class(name: str) -> type[Runtime]:
     target = _RUNTIMES.get(kind_of(name))
     if target is None:
-        raise SandboxUnavailableError(name, f"unknown runtime; known runtimes: {', '.join(names())}")
+        raise RuntimeUnavailableError(f"unknown runtime; known runtimes: {', '.join(names())}", runtime=name)
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)

@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from webshelf.runtimes.base import Runtime, VerifyReport
-from webshelf.runtimes.errors import SandboxError
+from webshelf.errors import RuntimeAdapterError
 from webshelf.runtimes.verify_isolation import check_isolation
 
 SENTINEL_PREFIX = ".webshelf-verify-"
@@ -101,7 +101,7 @@ def verify_mount(runtime: Runtime, *, timeout: float) -> VerifyReport:
         _clean_host(directory, sentinel)
         try:
             runtime.retract([str(sentinel)])
-        except SandboxError as exc:
+        except RuntimeAdapterError as exc:
             report.warnings.append(f"retracting the sentinel failed: {exc}")
     result = runtime.exec(["sh", "-c", "echo ok"], timeout=timeout)
     report.add("sandbox works", result.ok and result.stdout.strip() == b"ok",

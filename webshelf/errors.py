@@ -1,12 +1,16 @@
 """One error tree for webshelf, so callers can catch broadly or precisely.
 
-Every error carries a stable ``code`` (what an agent or a program switches on), the
-context it happened in (url, path, runtime, key) and a message a person or an agent can
-act on: what was wrong and what to do about it. Third-party exceptions (httpx, sqlite,
-yaml, SDKs) are converted where they enter webshelf and never leak out.
+Every room (core, runtimes, mounts, cache) imports this module — it imports nothing of
+webshelf — and raises these classes directly: there is no second tree and no conversion
+layer. Every error carries a stable ``code`` (what an agent or a program switches on), the
+context it happened in (``url``, ``path``, ``runtime``, ``key``, ``errno`` in ``.context``) and a
+message a person or an agent can act on: what was wrong and what to do about it. Third-party
+exceptions (httpx, sqlite3, OSError from the cache, yaml, pydantic, docker, requests, paramiko,
+modal) are converted where they enter webshelf and never leak out.
 
     WebshelfError                      code
     ├── ConfigError                    config_invalid
+    │   └── RuntimeConfigError         runtime_config_invalid (settings a sandbox kind cannot run with)
     ├── InputError                     invalid_input      (bad argument to an API call)
     ├── FetchError                     fetch_failed
     │   ├── InvalidURLError            invalid_url        (not an absolute http(s) URL)
@@ -18,17 +22,23 @@ yaml, SDKs) are converted where they enter webshelf and never leak out.
     │   ├── TooManyRedirectsError      too_many_redirects (more than web.max_redirects hops)
     │   ├── BackendError               backend_error      (a hosted provider failed)
     │   └── NotSentToProviderError     not_sent_to_provider (a private/allow-listed/file URL kept off a provider)
-    ├── CacheError                     cache_error
+    ├── CacheError                     cache_error        (an eviction, clear or verify pass failed)
+    │   ├── CacheUnavailableError      cache_unavailable  (cache directory, lock or index cannot be opened)
+    │   ├── CacheIndexError            cache_index_failed (a read or update of the SQLite index failed)
+    │   ├── StoreError                 store_failed       (the full text could not be stored)
     │   ├── PathOutsideCacheError      path_outside_cache
     │   ├── PageNotFoundError          page_not_found     (missing or evicted page)
-    │   ├── OffsetPastEndError         offset_past_end
-    │   └── StoreError                 store_failed       (the full text could not be stored)
-    ├── RuntimeAdapterError            runtime_error
-    │   ├── RuntimeUnavailableError    runtime_unavailable (bwrap/SDK/daemon/image missing)
+    │   └── OffsetPastEndError         offset_past_end
+    ├── RuntimeAdapterError            runtime_error      (.runtime names the runtime)
+    │   ├── RuntimeUnavailableError    runtime_unavailable (bwrap/SDK/daemon/image/host missing or gone)
     │   ├── RuntimeExecError           runtime_exec_failed (a command could not run; sandbox died)
-    │   ├── RuntimeTimeoutError        runtime_timeout
-    │   └── MountError                 mount_error
+    │   │   ├── RuntimeTimeoutError    runtime_timeout
+    │   │   └── ReloadBusyError        runtime_reload_busy (modal: open files refused a Volume reload; retried)
+    │   └── MountError                 mount_error        (verify/publish found the mount wrong)
     └── MissingPackageError            missing_package    (an optional package is needed)
+
+``tests/test_errors.py`` checks that every class is drawn here with its code and that codes
+are unique.
 """
 
 from __future__ import annotations
@@ -48,8 +58,25 @@ class WebshelfError(Exception):
         return self.message
 
 
+class _NamesItsRuntime:
+    """Mixin for errors about one runtime: the message starts with ``runtime '<name>': `` (so a
+    person knows which sandbox failed), ``.runtime`` is the name and ``.detail`` the rest."""
+
+    def __init__(self, message: str, *, runtime: str | None = None, **context: object) -> None:
+        self.runtime = runtime
+        self.detail = message
+        shown = f"runtime {runtime!r}: {message}" if runtime else message
+        super().__init__(shown, runtime=runtime, **context)  # type: ignore[call-arg]
+
+
 class ConfigError(WebshelfError):
     code = "config_invalid"
+
+
+class RuntimeConfigError(_NamesItsRuntime, ConfigError):
+    """A runtime's settings cannot work (e.g. a mount path the sandbox kind forbids)."""
+
+    code = "runtime_config_invalid"
 
 
 class InputError(WebshelfError):
@@ -103,6 +130,23 @@ class CacheError(WebshelfError):
     code = "cache_error"
 
 
+class CacheUnavailableError(CacheError):
+    """The cache cannot be opened: its directory, lock file or index (permissions, a full
+    disk, a symlink where a directory belongs, a corrupt database)."""
+
+    code = "cache_unavailable"
+
+
+class CacheIndexError(CacheError):
+    """A query or update of the SQLite index failed (locked, corrupt, read-only, disk full)."""
+
+    code = "cache_index_failed"
+
+
+class StoreError(CacheError):
+    code = "store_failed"
+
+
 class PathOutsideCacheError(CacheError):
     code = "path_outside_cache"
 
@@ -115,16 +159,10 @@ class OffsetPastEndError(CacheError):
     code = "offset_past_end"
 
 
-class StoreError(CacheError):
-    code = "store_failed"
+class RuntimeAdapterError(_NamesItsRuntime, WebshelfError):
+    """Raised by the runtime adapters (``webshelf.runtimes``) and by core about a runtime."""
 
-
-class RuntimeAdapterError(WebshelfError):
     code = "runtime_error"
-
-
-class MountError(RuntimeAdapterError):
-    code = "mount_error"
 
 
 class RuntimeUnavailableError(RuntimeAdapterError):
@@ -135,8 +173,19 @@ class RuntimeExecError(RuntimeAdapterError):
     code = "runtime_exec_failed"
 
 
-class RuntimeTimeoutError(RuntimeAdapterError):
+class RuntimeTimeoutError(RuntimeExecError):
     code = "runtime_timeout"
+
+
+class ReloadBusyError(RuntimeExecError):
+    """Modal refused a Volume reload because files of the Volume are open inside the sandbox;
+    the Modal runtime retries (``runtimes/modal/fleet.py``)."""
+
+    code = "runtime_reload_busy"
+
+
+class MountError(RuntimeAdapterError):
+    code = "mount_error"
 
 
 class MissingPackageError(WebshelfError):

@@ -13,7 +13,6 @@ cache is unusable, 2 bad usage or config.
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 import time
 from collections.abc import Iterator
@@ -44,18 +43,16 @@ def _load(ctx: click.Context) -> Config:
 
 @contextmanager
 def _shelf(config: Config) -> Iterator[Shelf]:
-    """The home's shelf; OSError/sqlite errors become a CacheError naming the directory."""
-    where = config.home / "cache"
+    """The home's shelf; its CacheErrors (which name the file and what to do) end the command."""
     try:
         shelf = Shelf(config.home)
-    except (OSError, sqlite3.Error) as exc:
-        _fail(CacheError(f"the cache at {where} is unusable: {getattr(exc, 'strerror', None) or exc}; "
-                         f"check its permissions or move it away", path=str(where)), 1)
+    except CacheError as exc:
+        _fail(exc, 1)
         raise
     try:
         yield shelf
-    except (OSError, sqlite3.Error) as exc:
-        _fail(CacheError(f"{where}: {getattr(exc, 'strerror', None) or exc}", path=str(where)), 1)
+    except CacheError as exc:
+        _fail(exc, 1)
     finally:
         shelf.close()
 

@@ -39,11 +39,10 @@ def config_of(ctx: click.Context) -> Config:
 @contextlib.contextmanager
 def running(name: str, config: Config) -> Iterator[object]:
     """A started runtime for publishing; attaches, so nothing the user runs is stopped."""
-    from webshelf.core.sandbox import converted, open_running
+    from webshelf.core.sandbox import open_running
 
     runtime = open_running(name, config)
-    with converted():
-        runtime.start()
+    runtime.start()
     try:
         yield runtime
     finally:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 from webshelf.core.config import Config
 from webshelf.errors import ConfigError
-from webshelf.core.sandbox import converted, open_runtime
+from webshelf.core.sandbox import open_runtime
 from webshelf.mounts.watch import LiveSync
 
 
@@ -50,8 +50,7 @@ def run_sync(config: Config, names: Sequence[str], *, once: bool, echo: Callable
             live.watch()
             stack.callback(live.stop)
         for runtime in runtimes:
-            with converted():
-                runtime.start()
+            runtime.start()
             stack.callback(runtime.stop)
             echo(f"{runtime.name}: full sync: {runtime.last_sync}")
         if live is None:

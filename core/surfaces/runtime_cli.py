@@ -74,13 +74,13 @@ def _stopped(stop: Stopped, what: str) -> None:
 @click.pass_context
 def runtime_check(ctx: click.Context, name: str) -> None:
     """Start the sandbox, verify the read-only same-path mount from inside, stop it."""
-    from webshelf.core.sandbox import converted, open_runtime
+    from webshelf.core.sandbox import open_runtime
 
     config = config_of(ctx)
     try:
         with stopping_on_signals():
             runtime = open_runtime(name, config)
-            with converted(), runtime:
+            with runtime:
                 report = runtime.verify()
     except Stopped as stop:
         _stopped(stop, "the sandbox was stopped and removed")
@@ -114,14 +114,14 @@ def _stdin_for(forward: bool | None) -> bytes | None:
 def run_in_sandbox(ctx: click.Context, name: str, timeout: float, forward_stdin: bool | None,
                    command: tuple[str, ...]) -> None:
     """Start ``name``, run ``command``, pass its output through, stop; exit with its code."""
-    from webshelf.core.sandbox import converted, open_runtime
+    from webshelf.core.sandbox import open_runtime
 
     config = config_of(ctx)
     stdin = _stdin_for(forward_stdin)
     try:
         with stopping_on_signals():
             runtime = open_runtime(name, config)
-            with converted(), runtime:
+            with runtime:
                 result = runtime.exec(list(command), timeout=timeout, stdin=stdin)
     except Stopped as stop:
         _stopped(stop, "the sandbox was stopped and removed")
@@ -211,7 +211,7 @@ def runtime_prune(ctx: click.Context, dry_run: bool) -> None:
 def runtime_image(ctx: click.Context, busybox: str | None, tag: str | None) -> None:
     """Build the docker sandbox image offline (docker import of a static busybox: no registry,
     no base image) and print the config line that makes the docker runtime use it."""
-    from webshelf.core.sandbox import converted, open_runtime
+    from webshelf.core.sandbox import open_runtime
     from webshelf.runtimes.docker import image
 
     config = config_of(ctx)
@@ -222,8 +222,7 @@ def runtime_image(ctx: click.Context, busybox: str | None, tag: str | None) -> N
         fail(RuntimeUnavailableError(f"runtime image: {exc}", runtime="docker"), 1)
     try:
         docker = open_runtime("docker", config)
-        with converted():
-            client = docker._connect()
+        client = docker._connect()
     except ConfigError as exc:
         fail(exc, 2)
     except WebshelfError as exc:

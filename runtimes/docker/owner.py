@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from webshelf.errors import RuntimeUnavailableError
 from webshelf.runtimes.owner import Orphan, Owner, current
 
 LABEL = "io.webshelf.runtime"
@@ -36,8 +37,9 @@ def owner_of(labels: dict[str, str]) -> Owner | None:
         return None
 
 
-def orphans(client, errors, web: Path) -> list[Orphan]:
-    """Containers of this home whose owner process is gone (``errors`` is ``docker.errors``).
+def orphans(client, errors, web: Path, *, runtime: str = "docker") -> list[Orphan]:
+    """Containers of this home whose owner process is gone (``errors`` is ``docker.errors``);
+    removing one that the daemon refuses, or with the daemon gone, is a ``RuntimeUnavailableError``.
 
     Listed with the low-level API (one request, labels included): the high-level list inspects
     each container afterwards and fails on one removed in between by someone else."""
@@ -50,10 +52,15 @@ def orphans(client, errors, web: Path) -> list[Orphan]:
             continue
 
         def remove(cid=row["Id"]) -> None:
+            import requests  # a dependency of the docker SDK
+
             try:
                 client.api.remove_container(cid, force=True)
             except errors.NotFound:
                 pass  # removed meanwhile (by another pruner): fine
+            except (errors.DockerException, requests.exceptions.RequestException, OSError) as exc:
+                raise RuntimeUnavailableError(f"cannot remove orphan container {cid[:12]}: {exc}",
+                                              runtime=runtime) from None
 
         found.append(Orphan("docker container", row["Id"][:12], owner,
                             f", runtime {labels.get(LABEL, '?')}, home {home}", remove))

@@ -7,6 +7,12 @@ dropped, no-new-privileges, read-only root with a tmpfs ``/tmp``, a non-root use
 CPU and pid limits), each overridable in ``runtimes.docker``. With ``container:`` set, the
 runtime attaches to a running container instead and never stops it; ``verify()`` says
 whether that container really has the mount. The ``docker`` SDK is imported only here.
+
+Every SDK call is guarded where it is made: ``docker.errors.*``, the ``requests`` errors the SDK
+lets through (a daemon that stops answering mid-use raises ``requests.ConnectionError``, which
+is no ``DockerException``) and socket errors of an exec's stream all leave as the runtime
+classes of ``webshelf.errors`` — a daemon that is gone is ``RuntimeUnavailableError`` naming
+where webshelf looked for it.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from collections.abc import Sequence
 
 from webshelf.runtimes.base import BindRuntime, ExecResult
 from webshelf.runtimes.docker.owner import LABEL, orphans, owner_labels
-from webshelf.runtimes.errors import MountCheckError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError, import_sdk
+from webshelf.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
+from webshelf.runtimes.sdk import import_sdk
 
 __all__ = ["LABEL", "DockerRuntime"]
 #: how long a timed-out exec's processes may take to disappear after SIGKILL
@@ -32,12 +39,21 @@ def _sdk(runtime: str):
     return import_sdk("docker", runtime, "the docker SDK", "docker", "docker")
 
 
+def sdk_errors(docker) -> tuple[type[BaseException], ...]:
+    """What a docker SDK call can raise: its own errors, ``requests``' (not wrapped by the SDK
+    once connected) and socket errors (an exec's hijacked stream)."""
+    import requests  # a dependency of the docker SDK
+
+    return docker.errors.DockerException, requests.exceptions.RequestException, OSError
+
+
 class DockerRuntime(BindRuntime):
     kind = "docker"
 
     def __init__(self, settings, mount, *, name: str | None = None) -> None:
         super().__init__(settings, mount, name=name)
         self._docker = None
+        self._errors: tuple[type[BaseException], ...] = ()  # sdk_errors(docker), once the SDK is loaded
         self._client = None
         self.container = None
         self.attached = bool(settings.container)
@@ -48,17 +64,26 @@ class DockerRuntime(BindRuntime):
 
     def _connect(self):
         docker = self._docker = _sdk(self.name)
+        self._errors = sdk_errors(docker)
         try:
             client = docker.DockerClient(base_url=self.settings.docker_host, timeout=60) if self.settings.docker_host \
                 else docker.from_env(timeout=60)
             client.ping()
-        except docker.errors.DockerException as exc:
-            raise SandboxUnavailableError(
-                self.name, f"cannot reach the Docker daemon at {self._where()} ({exc}); start dockerd, or point "
-                "DOCKER_HOST / runtimes.docker.docker_host at a running daemon") from None
+        except self._errors as exc:
+            raise self._gone("cannot connect", exc) from None
         return client
 
-    def _dead(self, what: str) -> SandboxExecError:
+    def _gone(self, doing: str, exc: BaseException) -> RuntimeUnavailableError:
+        """The error for a daemon that does not answer (never started, stopped, socket gone) or
+        that refused a call no branch above expected."""
+        if isinstance(exc, self._docker.errors.APIError):
+            return RuntimeUnavailableError(f"{doing}: the Docker daemon at {self._where()} refused "
+                                           f"({exc.explanation or exc})", runtime=self.name)
+        return RuntimeUnavailableError(f"{doing}: the Docker daemon at {self._where()} does not answer "
+                                       f"({type(exc).__name__}: {exc}); start dockerd, or point DOCKER_HOST / "
+                                       "runtimes.docker.docker_host at a running daemon", runtime=self.name)
+
+    def _dead(self, what: str) -> RuntimeExecError:
         try:
             self.container.reload()
             state = self.container.attrs.get("State", {})
@@ -70,9 +95,9 @@ class DockerRuntime(BindRuntime):
                 info += f"; last output: {tail[-400:]}"
         except self._docker.errors.NotFound:
             info = "it no longer exists"
-        except self._docker.errors.DockerException as exc:
+        except self._errors as exc:
             info = f"the daemon does not answer: {exc}"
-        return SandboxExecError(self.name, f"{what}: container {self.container.short_id} is not running ({info})")
+        return RuntimeExecError(f"{what}: container {self.container.short_id} is not running ({info})", runtime=self.name)
 
     def mount_hint(self) -> str:
         web = self.mount.path
@@ -86,13 +111,22 @@ class DockerRuntime(BindRuntime):
         if self.container is not None:
             return
         self._client = self._connect()
+        try:
+            self._start()
+        except self._errors as exc:  # the daemon went away (or failed oddly) while starting
+            if self.container is not None and not self.attached:
+                self._remove()
+            self.container = None
+            raise self._gone("starting the container failed", exc) from None
+
+    def _start(self) -> None:
         errors = self._docker.errors
         if self.attached:
             try:
                 self.container = self._client.containers.get(self.settings.container)
             except errors.NotFound:
-                raise SandboxUnavailableError(self.name, f"no container named {self.settings.container!r} "
-                                              "(runtimes.docker.container); start it first or unset the key") from None
+                raise RuntimeUnavailableError(f"no container named {self.settings.container!r} "
+                                              "(runtimes.docker.container); start it first or unset the key", runtime=self.name) from None
             try:
                 if self.container.status != "running":
                     raise self._dead("cannot attach")
@@ -106,19 +140,18 @@ class DockerRuntime(BindRuntime):
         try:
             self._client.images.get(self.settings.image)
         except errors.ImageNotFound:
-            raise SandboxUnavailableError(
-                self.name, f"image {self.settings.image!r} is not on this Docker host; `docker pull "
-                f"{self.settings.image}` or build/import it, or set runtimes.docker.image") from None
+            raise RuntimeUnavailableError(f"image {self.settings.image!r} is not on this Docker host; `docker pull "
+                                          f"{self.settings.image}` or build/import it, or set runtimes.docker.image", runtime=self.name) from None
         try:
             self.container = self._client.containers.create(self.settings.image, **self._create_options())
         except errors.APIError as exc:
-            raise SandboxUnavailableError(self.name, f"the container could not start: {exc.explanation or exc}") from None
+            raise RuntimeUnavailableError(f"the container could not start: {exc.explanation or exc}", runtime=self.name) from None
         try:
             self.container.start()
         except errors.APIError as exc:
             self._remove()  # created but never started: do not leave it behind
             self.container = None
-            raise SandboxUnavailableError(self.name, f"the container could not start: {exc.explanation or exc}") from None
+            raise RuntimeUnavailableError(f"the container could not start: {exc.explanation or exc}", runtime=self.name) from None
         self.container.reload()
         if self.container.status != "running":
             err = self._dead("start failed")
@@ -133,8 +166,8 @@ class DockerRuntime(BindRuntime):
             if m.get("Type") == "bind" and m.get("Destination") == web and m.get("RW") is False \
                     and os.path.realpath(m.get("Source") or "") == host:
                 return
-        raise MountCheckError(self.name, f"container {self.container.short_id} does not bind {web} read-only at the "
-                                         f"same path; {self.mount_hint()}")
+        raise MountError(f"container {self.container.short_id} does not bind {web} read-only at the "
+                         f"same path; {self.mount_hint()}", runtime=self.name)
 
     def _create_options(self) -> dict:
         s = self.settings
@@ -161,9 +194,9 @@ class DockerRuntime(BindRuntime):
         if self._client is None:
             self._client = self._connect()
         try:
-            return orphans(self._client, self._docker.errors, self.mount.path)
-        except self._docker.errors.DockerException as exc:
-            raise SandboxUnavailableError(self.name, f"cannot list containers at {self._where()}: {exc}") from None
+            return orphans(self._client, self._docker.errors, self.mount.path, runtime=self.name)
+        except self._errors as exc:
+            raise RuntimeUnavailableError(f"cannot list containers at {self._where()}: {exc}", runtime=self.name) from None
 
     def prune_orphans(self) -> None:
         """Remove orphans before starting a new container: a killed webshelf leaves no trace for long."""
@@ -173,10 +206,8 @@ class DockerRuntime(BindRuntime):
     def _remove(self) -> None:
         try:
             self.container.remove(force=True)
-        except self._docker.errors.NotFound:
-            pass
-        except self._docker.errors.DockerException:
-            pass
+        except self._errors:
+            pass  # already gone, or the daemon is; its owner labels let a later prune find it
 
     def stop(self) -> None:
         if self.container is not None and not self.attached:
@@ -191,16 +222,22 @@ class DockerRuntime(BindRuntime):
             return False
         try:
             self.container.reload()
-        except self._docker.errors.DockerException:
+        except self._errors:
             return False
         return self.container.status == "running"
 
     # commands --------------------------------------------------------------------------
     def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
         if self.container is None:
-            raise SandboxExecError(self.name, "the sandbox is not started; call start() or use it as a context manager")
+            raise RuntimeExecError("the sandbox is not started; call start() or use it as a context manager", runtime=self.name)
         if not argv:
-            raise SandboxExecError(self.name, "exec needs a command (argv is empty)")
+            raise RuntimeExecError("exec needs a command (argv is empty)", runtime=self.name)
+        try:
+            return self._exec(argv, timeout=timeout, stdin=stdin)
+        except self._errors as exc:
+            raise self._gone(f"cannot run {argv[0]!r}", exc) from None
+
+    def _exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None) -> ExecResult:
         api, errors = self._client.api, self._docker.errors
         try:
             exec_id = api.exec_create(self.container.id, [str(a) for a in argv], stdin=stdin is not None,
@@ -209,7 +246,7 @@ class DockerRuntime(BindRuntime):
         except errors.APIError as exc:
             if exc.status_code in (404, 409):
                 raise self._dead(f"cannot run {argv[0]!r}") from None
-            raise SandboxExecError(self.name, f"cannot run {argv[0]!r}: {exc.explanation or exc}") from None
+            raise RuntimeExecError(f"cannot run {argv[0]!r}: {exc.explanation or exc}", runtime=self.name) from None
         pool = concurrent.futures.ThreadPoolExecutor(1)
         try:
             future = pool.submit(self._talk, sock, stdin)
@@ -217,7 +254,7 @@ class DockerRuntime(BindRuntime):
                 stdout, stderr = future.result(timeout=timeout)
             except concurrent.futures.TimeoutError:
                 fate = "was killed" if self._kill(exec_id) else "may still be running inside the container"
-                raise SandboxTimeoutError(self.name, f"{argv[0]!r} did not finish within {timeout:g} s and {fate}") from None
+                raise RuntimeTimeoutError(f"{argv[0]!r} did not finish within {timeout:g} s and {fate}", runtime=self.name) from None
         finally:
             sock.close()
             pool.shutdown(wait=False)
@@ -281,8 +318,8 @@ class DockerRuntime(BindRuntime):
                     done = self._client.api.exec_create(self.container.id, ["kill", "-KILL", *inside])["Id"]
                     self._client.api.exec_start(done)
                 time.sleep(0.1)
-        except errors.DockerException:
-            pass
+        except self._errors:
+            pass  # the daemon is gone: nothing can be confirmed killed
         return False
 
     def _signal_here(self, pid: int) -> str | None:

@@ -19,7 +19,7 @@ import subprocess
 from collections.abc import Sequence
 
 from webshelf.runtimes.base import BindRuntime, ExecResult
-from webshelf.runtimes.errors import SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
+from webshelf.errors import RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
 from webshelf.runtimes.local.scratch import make_scratch, orphan_dirs, remove_tree
 from webshelf.runtimes.local.view import SYSTEM_BINDS, view_args, whole_host
 
@@ -43,10 +43,9 @@ class LocalRuntime(BindRuntime):
         if self.settings.sandbox == "bwrap":
             self._bwrap = shutil.which(self.settings.bwrap)
             if self._bwrap is None:
-                raise SandboxUnavailableError(
-                    self.name, f"bubblewrap ({self.settings.bwrap!r}) is not installed or not on PATH; install it "
-                    "(Debian/Ubuntu: apt-get install bubblewrap) or set runtimes.local.bwrap to its path. "
-                    "To run without a sandbox on purpose, set runtimes.local.sandbox: none")
+                raise RuntimeUnavailableError(f"bubblewrap ({self.settings.bwrap!r}) is not installed or not on PATH; install it "
+                                              "(Debian/Ubuntu: apt-get install bubblewrap) or set runtimes.local.bwrap to its path. "
+                                              "To run without a sandbox on purpose, set runtimes.local.sandbox: none", runtime=self.name)
             for orphan in orphan_dirs():  # left by a local runtime whose process was killed
                 orphan.remove()
             self._scratch = make_scratch()
@@ -58,10 +57,9 @@ class LocalRuntime(BindRuntime):
             raise
         if not probe.ok:
             self.stop()
-            raise SandboxUnavailableError(
-                self.name, f"bwrap cannot create a sandbox here (exit {probe.exit_code}): "
-                f"{probe.stderr.decode(errors='replace').strip()[:300]} — user namespaces may be disabled "
-                "(sysctl kernel.unprivileged_userns_clone=1) or bwrap needs to be setuid")
+            raise RuntimeUnavailableError(f"bwrap cannot create a sandbox here (exit {probe.exit_code}): "
+                                          f"{probe.stderr.decode(errors='replace').strip()[:300]} — user namespaces may be disabled "
+                                          "(sysctl kernel.unprivileged_userns_clone=1) or bwrap needs to be setuid", runtime=self.name)
 
     def stop(self) -> None:
         self._started = False
@@ -125,9 +123,9 @@ class LocalRuntime(BindRuntime):
 
     def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
         if not self._started:
-            raise SandboxExecError(self.name, "the sandbox is not started; call start() or use it as a context manager")
+            raise RuntimeExecError("the sandbox is not started; call start() or use it as a context manager", runtime=self.name)
         if not argv:
-            raise SandboxExecError(self.name, "exec needs a command (argv is empty)")
+            raise RuntimeExecError("exec needs a command (argv is empty)", runtime=self.name)
         argv = [str(a) for a in argv]
         if self.settings.sandbox == "none":
             cmd, env, cwd = argv, {**os.environ, **self._env()}, self.settings.working_dir
@@ -142,19 +140,19 @@ class LocalRuntime(BindRuntime):
         except FileNotFoundError as exc:
             if self._bwrap is None and exc.filename in (argv[0], None):  # sandbox: none, like a shell
                 return ExecResult(127, b"", f"{argv[0]}: not found\n".encode())
-            raise SandboxExecError(self.name, f"cannot run {exc.filename!r}: not found") from None
+            raise RuntimeExecError(f"cannot run {exc.filename!r}: not found", runtime=self.name) from None
         except PermissionError:
             if self._bwrap is None:
                 return ExecResult(126, b"", f"{argv[0]}: permission denied\n".encode())
-            raise SandboxExecError(self.name, f"cannot run {argv[0]!r}: permission denied") from None
+            raise RuntimeExecError(f"cannot run {argv[0]!r}: permission denied", runtime=self.name) from None
         except OSError as exc:
-            raise SandboxExecError(self.name, f"cannot run {argv[0]!r}: {exc.strerror}") from None
+            raise RuntimeExecError(f"cannot run {argv[0]!r}: {exc.strerror}", runtime=self.name) from None
         try:
             out, err = proc.communicate(stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
             self._kill(proc)
-            raise SandboxTimeoutError(self.name, f"{argv[0]!r} did not finish within {timeout:g} s and was killed "
-                                      "(with every process it started)") from None
+            raise RuntimeTimeoutError(f"{argv[0]!r} did not finish within {timeout:g} s and was killed "
+                                      "(with every process it started)", runtime=self.name) from None
         except BaseException:
             self._kill(proc)  # a signal turned into an exception (CLI): the sandbox goes before its /tmp
             raise

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from webshelf.runtimes.errors import SandboxConfigError, SandboxError
-from webshelf.runtimes.modal.seam import ModalSeam, ReloadBusyError
+from webshelf.errors import ReloadBusyError, RuntimeAdapterError, RuntimeConfigError
+from webshelf.runtimes.modal.seam import ModalSeam
 
 _FLEETS: dict[tuple[str, str | None, str], "VolumeFleet"] = {}
 _FLEETS_LOCK = threading.Lock()
@@ -149,10 +149,10 @@ class VolumeFleet:
                             "(runtimes.modal.reload_retry_s); close files under the mount inside the sandbox")
                 time.sleep(pause)
                 pause = min(pause * 2, 1.0)
-            except SandboxError as exc:
+            except RuntimeAdapterError as exc:
                 try:
                     running = self.seam.is_running(sandbox)
-                except SandboxError:
+                except RuntimeAdapterError:
                     running = False
                 return exc.detail if running else "gone"
 
@@ -167,9 +167,8 @@ def fleet_for(seam: ModalSeam, settings: Any, mount_path: Path) -> VolumeFleet:
             fleet.sync_existing()
             _FLEETS[key] = fleet
     if fleet.mount_path != mount_path:
-        raise SandboxConfigError(
-            seam.name, f"Volume {settings.volume!r} already serves {fleet.mount_path} in this process; a Volume holds "
-            f"one webshelf home's cache/web — set a different runtimes.modal.volume for {mount_path}")
+        raise RuntimeConfigError(f"Volume {settings.volume!r} already serves {fleet.mount_path} in this process; a Volume holds "
+                                 f"one webshelf home's cache/web — set a different runtimes.modal.volume for {mount_path}", runtime=seam.name)
     return fleet
 
 

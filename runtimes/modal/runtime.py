@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from webshelf.mounts.spec import MountSpec
 from webshelf.runtimes.base import ExecResult, Runtime
-from webshelf.runtimes.errors import MountCheckError, SandboxConfigError, SandboxError, SandboxExecError
+from webshelf.errors import MountError, RuntimeAdapterError, RuntimeConfigError, RuntimeExecError
 from webshelf.runtimes.modal.fleet import VolumeFleet, fleet_for, release
 from webshelf.runtimes.modal.seam import FORBIDDEN_MOUNT_PATHS, ImageRecipe, ModalSeam, SandboxRequest
 
@@ -45,8 +45,8 @@ class ModalRuntime(Runtime):
     def __init__(self, settings, mount: MountSpec, *, name: str | None = None, seam: ModalSeam | None = None) -> None:
         super().__init__(settings, mount, name=name)
         if str(mount.path) in FORBIDDEN_MOUNT_PATHS:
-            raise SandboxConfigError(self.name, f"Modal cannot mount a Volume at {mount.path} (it refuses "
-                                     f"{', '.join(FORBIDDEN_MOUNT_PATHS)}); move WEBSHELF_HOME so cache/web is elsewhere")
+            raise RuntimeConfigError(f"Modal cannot mount a Volume at {mount.path} (it refuses "
+                                     f"{', '.join(FORBIDDEN_MOUNT_PATHS)}); move WEBSHELF_HOME so cache/web is elsewhere", runtime=self.name)
         self._seam = seam
         self.sandbox: Any = None
         self.sandbox_id: str | None = None
@@ -72,8 +72,8 @@ class ModalRuntime(Runtime):
             if self.attached:
                 sandbox = seam.attach_sandbox(self.settings.sandbox_id)
                 if not seam.is_running(sandbox):
-                    raise SandboxExecError(self.name, f"sandbox {self.settings.sandbox_id!r} has finished; "
-                                           "start a new one or unset runtimes.modal.sandbox_id")
+                    raise RuntimeExecError(f"sandbox {self.settings.sandbox_id!r} has finished; "
+                                           "start a new one or unset runtimes.modal.sandbox_id", runtime=self.name)
             else:
                 sandbox = seam.create_sandbox(self._request())
         except BaseException:
@@ -91,7 +91,7 @@ class ModalRuntime(Runtime):
         if sandbox is not None and not self.attached:
             try:
                 self._seam.terminate(sandbox)
-            except SandboxError:
+            except RuntimeAdapterError:
                 pass  # already gone; Modal ends it at runtimes.modal.timeout anyway
 
     def is_alive(self) -> bool:
@@ -99,7 +99,7 @@ class ModalRuntime(Runtime):
             return False
         try:
             return self._seam.is_running(self.sandbox)
-        except SandboxError:
+        except RuntimeAdapterError:
             return False
 
     def mount_hint(self) -> str:
@@ -112,12 +112,12 @@ class ModalRuntime(Runtime):
     # commands --------------------------------------------------------------------------------
     def _require_started(self) -> None:
         if self.sandbox is None:
-            raise SandboxExecError(self.name, "the sandbox is not started; call start() or use it as a context manager")
+            raise RuntimeExecError("the sandbox is not started; call start() or use it as a context manager", runtime=self.name)
 
     def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
         self._require_started()
         if not argv:
-            raise SandboxExecError(self.name, "exec needs a command (argv is empty)")
+            raise RuntimeExecError("exec needs a command (argv is empty)", runtime=self.name)
         return self._seam.exec(self.sandbox, self._as_user([str(a) for a in argv]), timeout=timeout, stdin=stdin)
 
     def _as_user(self, argv: list[str]) -> list[str]:
@@ -137,19 +137,19 @@ class ModalRuntime(Runtime):
     # mount contract ----------------------------------------------------------------------------
     def _confirm(self, action: str, failures: dict[str, str]) -> None:
         if id(self) not in self.fleet.members:
-            raise SandboxExecError(self.name, f"{action}: sandbox {self.sandbox_id} has finished (runtimes.modal.timeout "
-                                   "ends it); start a new one")
+            raise RuntimeExecError(f"{action}: sandbox {self.sandbox_id} has finished (runtimes.modal.timeout "
+                                   "ends it); start a new one", runtime=self.name)
         if failures:
             detail = "; ".join(f"sandbox {sid}: {why}" for sid, why in sorted(failures.items()))
-            raise MountCheckError(self.name, f"{action}: the Volume is updated but {len(failures)} sandbox(es) "
-                                  f"could not reload it: {detail}")
+            raise MountError(f"{action}: the Volume is updated but {len(failures)} sandbox(es) "
+                             f"could not reload it: {detail}", runtime=self.name)
 
     def publish(self, paths: Sequence[str]) -> None:
         self._check_inside(paths)
         self._require_started()
         missing = [p for p in paths if not os.path.isfile(p)]
         if missing:
-            raise MountCheckError(self.name, f"{missing[0]} does not exist on the host, so it cannot be uploaded")
+            raise MountError(f"{missing[0]} does not exist on the host, so it cannot be uploaded", runtime=self.name)
         self._confirm("publish", self.fleet.publish(list(paths)))
 
     def retract(self, paths: Sequence[str]) -> None:

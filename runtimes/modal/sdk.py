@@ -1,7 +1,7 @@
 """``SdkModalSeam``: the Modal seam implemented with the ``modal`` SDK (1.x, checked against 1.6).
 
 The only module that imports ``modal``, and only when the Modal runtime is used. Every call
-is wrapped so a Modal exception leaves as a ``runtimes.errors`` class whose message says
+is wrapped so a Modal exception leaves as a ``webshelf.errors`` runtime class whose message says
 what to do — above all a missing or rejected token, which names ``modal token new`` and the
 ``MODAL_TOKEN_ID``/``MODAL_TOKEN_SECRET`` variables. ``tests/runtimes/test_modal_contract.py``
 checks every SDK name and keyword used here against the installed package.
@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from webshelf.runtimes.base import ExecResult
-from webshelf.runtimes.errors import (
-    import_sdk,
-    MountCheckError, SandboxConfigError, SandboxError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError,
+from webshelf.errors import (
+    MountError, ReloadBusyError, RuntimeAdapterError, RuntimeConfigError, RuntimeExecError, RuntimeTimeoutError,
+    RuntimeUnavailableError,
 )
-from webshelf.runtimes.modal.seam import ImageRecipe, ModalSeam, ReloadBusyError, SandboxRequest
+from webshelf.runtimes.sdk import import_sdk
+from webshelf.runtimes.modal.seam import ImageRecipe, ModalSeam, SandboxRequest
 
 AUTH_HINT = ("authenticate with `modal token new` (stores ~/.modal.toml), or export MODAL_TOKEN_ID and "
              "MODAL_TOKEN_SECRET (a token from https://modal.com/settings/tokens)")
@@ -31,30 +32,30 @@ def import_modal(runtime: str = "modal"):
     return import_sdk("modal", runtime, "the modal SDK", "modal", "modal", "modal.exception")
 
 
-def convert_modal_error(exc: BaseException, runtime: str, doing: str) -> SandboxError:
-    """One Modal exception → the ``runtimes.errors`` class a caller can act on."""
+def convert_modal_error(exc: BaseException, runtime: str, doing: str) -> RuntimeAdapterError:
+    """One Modal exception → the ``webshelf.errors`` class a caller can act on."""
     e = import_modal(runtime).exception
     text = str(exc) or type(exc).__name__
     if isinstance(exc, e.AuthError):
-        return SandboxUnavailableError(runtime, f"{doing}: Modal did not accept the credentials ({text}); {AUTH_HINT}")
+        return RuntimeUnavailableError(f"{doing}: Modal did not accept the credentials ({text}); {AUTH_HINT}", runtime=runtime)
     if isinstance(exc, e.ConnectionError):
-        return SandboxUnavailableError(runtime, f"{doing}: cannot reach Modal ({text}); check the network and "
-                                       "https://status.modal.com")
+        return RuntimeUnavailableError(f"{doing}: cannot reach Modal ({text}); check the network and "
+                                       "https://status.modal.com", runtime=runtime)
     if isinstance(exc, (e.ExecTimeoutError, e.SandboxTimeoutError, e.VolumeUploadTimeoutError, e.TimeoutError)):
-        return SandboxTimeoutError(runtime, f"{doing}: timed out ({text})")
+        return RuntimeTimeoutError(f"{doing}: timed out ({text})", runtime=runtime)
     if isinstance(exc, e.SandboxTerminatedError):
-        return SandboxExecError(runtime, f"{doing}: the sandbox has terminated ({text}); start a new one")
+        return RuntimeExecError(f"{doing}: the sandbox has terminated ({text}); start a new one", runtime=runtime)
     if isinstance(exc, e.NotFoundError):
-        return SandboxUnavailableError(runtime, f"{doing}: not found on Modal ({text}); check the name or id, "
-                                       "and the Modal environment (runtimes.modal.environment)")
+        return RuntimeUnavailableError(f"{doing}: not found on Modal ({text}); check the name or id, "
+                                       "and the Modal environment (runtimes.modal.environment)", runtime=runtime)
     if isinstance(exc, (e.PermissionDeniedError, e.ResourceExhaustedError)):
-        return SandboxUnavailableError(runtime, f"{doing}: refused by Modal ({text}); check the workspace's "
-                                       "permissions and limits")
+        return RuntimeUnavailableError(f"{doing}: refused by Modal ({text}); check the workspace's "
+                                       "permissions and limits", runtime=runtime)
     if isinstance(exc, e.ConflictError) and "open file" in text.lower():
-        return ReloadBusyError(runtime, f"{doing}: refused because files of the Volume are open inside ({text})")
+        return ReloadBusyError(f"{doing}: refused because files of the Volume are open inside ({text})", runtime=runtime)
     if isinstance(exc, e.InvalidError):
-        return SandboxConfigError(runtime, f"{doing}: Modal rejected the request ({text}); check runtimes.modal")
-    return SandboxExecError(runtime, f"{doing}: {type(exc).__name__}: {text}")
+        return RuntimeConfigError(f"{doing}: Modal rejected the request ({text}); check runtimes.modal", runtime=runtime)
+    return RuntimeExecError(f"{doing}: {type(exc).__name__}: {text}", runtime=runtime)
 
 
 class SdkModalSeam(ModalSeam):
@@ -68,7 +69,7 @@ class SdkModalSeam(ModalSeam):
     def _calling(self, doing: str) -> Iterator[None]:
         try:
             yield
-        except SandboxError:
+        except RuntimeAdapterError:
             raise
         except self.modal.exception.Error as exc:
             raise convert_modal_error(exc, self.name, doing) from None
@@ -92,8 +93,8 @@ class SdkModalSeam(ModalSeam):
                     for local, remote in files:
                         batch.put_file(local, remote)
             except OSError as exc:
-                raise MountCheckError(self.name, f"cannot read {exc.filename or 'a page'} on the host to upload it: "
-                                      f"{exc.strerror or exc}") from None
+                raise MountError(f"cannot read {exc.filename or 'a page'} on the host to upload it: "
+                                 f"{exc.strerror or exc}", runtime=self.name) from None
 
     def remove(self, volume: Any, remote_paths: Sequence[str]) -> None:
         for remote in remote_paths:
@@ -133,12 +134,12 @@ class SdkModalSeam(ModalSeam):
         accepted = inspect.signature(modal.Sandbox.create).parameters
         for key, value in request.options.items():
             if key in kwargs or key in ("app", "image", "volumes"):
-                raise SandboxConfigError(self.name, f"runtimes.modal.options.{key} is set by webshelf itself; "
-                                         "use the matching runtimes.modal key")
+                raise RuntimeConfigError(f"runtimes.modal.options.{key} is set by webshelf itself; "
+                                         "use the matching runtimes.modal key", runtime=self.name)
             if key not in accepted or key.startswith("_"):
                 public = sorted(k for k in accepted if not k.startswith("_") and k not in kwargs and k != "args")
-                raise SandboxConfigError(self.name, f"runtimes.modal.options.{key}: modal.Sandbox.create has no such "
-                                         f"argument; it accepts: {', '.join(public)}")
+                raise RuntimeConfigError(f"runtimes.modal.options.{key}: modal.Sandbox.create has no such "
+                                         f"argument; it accepts: {', '.join(public)}", runtime=self.name)
             kwargs[key] = value
         return kwargs
 
@@ -167,7 +168,7 @@ class SdkModalSeam(ModalSeam):
             except self.modal.exception.ExecTimeoutError:
                 code = -1
             if code == -1:  # ContainerProcess.wait() reports an exceeded deadline as -1
-                raise SandboxTimeoutError(self.name, f"{argv[0]!r} did not finish within {seconds} s and was killed")
+                raise RuntimeTimeoutError(f"{argv[0]!r} did not finish within {seconds} s and was killed", runtime=self.name)
             return ExecResult(code, bytes(stdout), bytes(stderr))
 
     def reload(self, sandbox: Any, *, timeout: float) -> None:
@@ -175,7 +176,7 @@ class SdkModalSeam(ModalSeam):
             try:
                 sandbox.reload_volumes(timeout=max(1, math.ceil(timeout)))
             except self.modal.exception.ConflictError as exc:  # FAILED_PRECONDITION: files are open
-                raise ReloadBusyError(self.name, f"Modal refused the reload: {exc}") from None
+                raise ReloadBusyError(f"Modal refused the reload: {exc}", runtime=self.name) from None
 
     def is_running(self, sandbox: Any) -> bool:
         with self._calling("checking the sandbox"):

@@ -5,13 +5,13 @@ handle on a Volume (upload a batch, remove files), and sandboxes (create with th
 mounted read-only, attach by id, exec, reload the Volume inside, poll, terminate). The real
 implementation (``runtimes.modal_sdk.SdkModalSeam``) turns each into ``modal`` SDK calls;
 the tests drive the adapter through a fake with an in-memory Volume and real local commands
-(``tests/runtimes/fake_modal.py``). Both raise only ``runtimes.errors`` classes, so no Modal
+(``tests/runtimes/fake_modal.py``). Both raise only ``webshelf.errors`` runtime classes, so no Modal
 exception ever reaches the adapter, and both keep Modal's two rules that the design rests on:
 
 * a sandbox sees the Volume as it was when it started or last reloaded — files uploaded
   later are invisible inside until ``reload`` (Modal Volumes v2 are not a network FS);
 * a reload is refused while a process inside holds a file of the Volume open
-  (``ReloadBusyError``); the caller retries.
+  (``webshelf.errors.ReloadBusyError``); the caller retries.
 """
 
 from __future__ import annotations
@@ -23,16 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from webshelf.runtimes.base import ExecResult
-from webshelf.runtimes.errors import SandboxExecError
 
 #: Mount points Modal refuses (``modal._utils.mount_utils.validate_mount_points``).
 FORBIDDEN_MOUNT_PATHS = ("/", "/root", "/tmp")
-
-
-class ReloadBusyError(SandboxExecError):
-    """Modal refused to reload a sandbox's Volume because files of it are open inside."""
-
-    code = "runtime_reload_busy"
 
 
 @dataclass(frozen=True)
@@ -64,7 +57,7 @@ class SandboxRequest:
 
 
 class ModalSeam(ABC):
-    """How the Modal runtime reaches Modal (real SDK or the test fake); errors are ``SandboxError``s."""
+    """How the Modal runtime reaches Modal (real SDK or the test fake); errors are ``RuntimeAdapterError``s."""
 
     name: str = "modal"
     #: which Modal account/service this seam reaches; sandboxes share a Volume fleet only within one

@@ -1,7 +1,7 @@
 """One paramiko connection to one host: strict host keys, keepalive, reconnect with backoff.
 
-Every paramiko and socket error is converted here, where it enters, into a ``SandboxError``
-naming the runtime and the host. ``exec`` runs one command over an exec channel with stdin
+Every paramiko and socket error is converted here, where it enters, into a runtime class of
+``webshelf.errors`` naming the runtime and the host. ``exec`` runs one command over an exec channel with stdin
 streamed in and stdout/stderr read together (select on the channel), bounded by a deadline;
 past it, the command's process group is killed over a new channel (without a pty, closing the
 channel would leave it running). sshd starts each command in a session of its own, so the
@@ -22,7 +22,8 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 
-from webshelf.runtimes.errors import SandboxExecError, SandboxTimeoutError, SandboxUnavailableError, import_sdk
+from webshelf.errors import RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
+from webshelf.runtimes.sdk import import_sdk
 
 log = logging.getLogger("webshelf.ssh")
 MAX_BACKOFF_S = 30.0
@@ -48,13 +49,13 @@ class SshConnection:
         self._lock = threading.Lock()
 
     # errors ------------------------------------------------------------------------------
-    def unavailable(self, message: str) -> SandboxUnavailableError:
-        return SandboxUnavailableError(self.runtime, f"{self.where}: {message}")
+    def unavailable(self, message: str) -> RuntimeUnavailableError:
+        return RuntimeUnavailableError(f"{self.where}: {message}", runtime=self.runtime)
 
-    def failed(self, message: str) -> SandboxExecError:
-        return SandboxExecError(self.runtime, f"{self.where}: {message}")
+    def failed(self, message: str) -> RuntimeExecError:
+        return RuntimeExecError(f"{self.where}: {message}", runtime=self.runtime)
 
-    def _convert(self, exc: BaseException) -> SandboxUnavailableError:
+    def _convert(self, exc: BaseException) -> RuntimeUnavailableError:
         p = self._paramiko
         s = self.s
         if isinstance(exc, p.BadHostKeyException):
@@ -200,8 +201,8 @@ class SshConnection:
                 out += chan.recv(1 << 16)
             pid, _ = _split_pid(out)
             fate = self._kill_group(pid)
-            raise SandboxTimeoutError(self.runtime, f"{self.where}: {argv[0]!r} did not finish within "
-                                      f"{timeout:g} s and {fate}") from None
+            raise RuntimeTimeoutError(f"{self.where}: {argv[0]!r} did not finish within "
+                                      f"{timeout:g} s and {fate}", runtime=self.runtime) from None
         except (self._paramiko.SSHException, OSError, EOFError) as exc:
             if isinstance(exc, EOFError):  # the socket is gone: say so before paramiko's reader thread notices,
                 transport.close()  # so alive() is false and the caller reconnects instead of giving up
@@ -228,7 +229,7 @@ class SshConnection:
                 code = chan.exit_status
             finally:
                 chan.close()
-        except (SandboxUnavailableError, self._paramiko.SSHException, OSError, EOFError) as exc:
+        except (RuntimeUnavailableError, self._paramiko.SSHException, OSError, EOFError) as exc:
             return f"could not be killed ({exc or type(exc).__name__}); remote process group {pid} may still be running"
         if code:
             return f"its remote process group {pid} could not be killed (already gone?)"

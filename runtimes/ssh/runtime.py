@@ -22,7 +22,7 @@ from pathlib import Path
 
 from webshelf.mounts.sync_engine import SyncEngine, SyncReport
 from webshelf.runtimes.base import ExecResult, Runtime, VerifyReport
-from webshelf.runtimes.errors import MountCheckError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError
+from webshelf.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
 from webshelf.runtimes.ssh.connection import SshConnection
 from webshelf.runtimes.ssh.transport import SshTransport
 
@@ -34,16 +34,16 @@ def pick_host(runtime: str, settings) -> tuple[str, object]:
     _, _, wanted = runtime.partition(":")
     hosts = settings.hosts
     if not hosts:
-        raise SandboxUnavailableError(runtime, "no hosts configured; add one under runtimes.ssh.hosts.<name> "
-                                      "(host, port, user, key_file, …)")
+        raise RuntimeUnavailableError("no hosts configured; add one under runtimes.ssh.hosts.<name> "
+                                      "(host, port, user, key_file, …)", runtime=runtime)
     if not wanted:
         if len(hosts) != 1:
-            raise SandboxUnavailableError(runtime, f"several hosts are configured; name one: "
-                                          f"{', '.join('ssh:' + n for n in sorted(hosts))}")
+            raise RuntimeUnavailableError(f"several hosts are configured; name one: "
+                                          f"{', '.join('ssh:' + n for n in sorted(hosts))}", runtime=runtime)
         wanted = next(iter(hosts))
     if wanted not in hosts:
-        raise SandboxUnavailableError(runtime, f"no host {wanted!r} under runtimes.ssh.hosts; "
-                                      f"configured: {', '.join(sorted(hosts)) or 'none'}")
+        raise RuntimeUnavailableError(f"no host {wanted!r} under runtimes.ssh.hosts; "
+                                      f"configured: {', '.join(sorted(hosts)) or 'none'}", runtime=runtime)
     return wanted, hosts[wanted]
 
 
@@ -95,16 +95,15 @@ class SshRuntime(Runtime):
         code, out, _ = self.conn.exec(["sh", "-c", "id -u; command -v tar >/dev/null && echo tar || echo none"], timeout=30)
         uid, tar = (out.decode().split() + ["", ""])[:2]
         if code or not uid.isdigit():
-            raise SandboxUnavailableError(self.name, f"{self.conn.where}: the remote shell does not answer `id -u` "
-                                          f"(exit {code}); the host needs a POSIX sh")
+            raise RuntimeUnavailableError(f"{self.conn.where}: the remote shell does not answer `id -u` "
+                                          f"(exit {code}); the host needs a POSIX sh", runtime=self.name)
         if self.mode == "bind" and uid != "0":
-            raise SandboxUnavailableError(
-                self.name, f"{self.conn.where}: readonly: bind mounts a directory, so the sync user must be root "
-                f"(it is uid {uid}); set user: root, or use readonly: perms with agent_user")
+            raise RuntimeUnavailableError(f"{self.conn.where}: readonly: bind mounts a directory, so the sync user must be root "
+                                          f"(it is uid {uid}); set user: root, or use readonly: perms with agent_user", runtime=self.name)
         method = "sftp" if h.transfer == "sftp" or (h.transfer == "auto" and tar != "tar") else "tar"
         if h.transfer == "tar" and tar != "tar":
-            raise SandboxUnavailableError(self.name, f"{self.conn.where}: transfer: tar but the remote has no tar; "
-                                          "install it there or set transfer: auto")
+            raise RuntimeUnavailableError(f"{self.conn.where}: transfer: tar but the remote has no tar; "
+                                          "install it there or set transfer: auto", runtime=self.name)
         file_mode, dir_mode = MODES[self.mode]
         transport = SshTransport(self.conn, target=self.staging if self.mode == "bind" else self.mount.path,
                                  bind_at=self.mount.path if self.mode == "bind" else None,
@@ -125,16 +124,16 @@ class SshRuntime(Runtime):
     # sync ------------------------------------------------------------------------------
     def _engine(self) -> SyncEngine:
         if self.engine is None:
-            raise SandboxExecError(self.name, "not connected; call start() or use it as a context manager")
+            raise RuntimeExecError("not connected; call start() or use it as a context manager", runtime=self.name)
         return self.engine
 
     def _retrying(self, action: Callable[[], object]):
         """Run ``action``; when the link broke under it, reconnect once and run it again."""
         try:
             return action()
-        except SandboxTimeoutError:
+        except RuntimeTimeoutError:
             raise
-        except SandboxExecError:
+        except RuntimeExecError:
             if self.conn is None or self.conn.alive():
                 raise
             return action()
@@ -156,14 +155,13 @@ class SshRuntime(Runtime):
         engine = self._engine()
         missing = [p for p in paths if not Path(p).is_file()]
         if missing:
-            raise MountCheckError(self.name, f"{missing[0]} does not exist on the host, so it cannot be copied")
+            raise MountError(f"{missing[0]} does not exist on the host, so it cannot be copied", runtime=self.name)
         try:
             self._retrying(lambda: engine.push(paths))
-        except SandboxTimeoutError:
-            raise SandboxTimeoutError(
-                self.name, f"{self.conn.where}: copying {len(paths)} page(s) did not finish within "
-                f"{self.settings.publish_timeout_s:g} s (runtimes.ssh.publish_timeout_s); host {self.host_name!r} "
-                "may lag until the copy or the next sync completes") from None
+        except RuntimeTimeoutError:
+            raise RuntimeTimeoutError(f"{self.conn.where}: copying {len(paths)} page(s) did not finish within "
+                                      f"{self.settings.publish_timeout_s:g} s (runtimes.ssh.publish_timeout_s); host {self.host_name!r} "
+                                      "may lag until the copy or the next sync completes", runtime=self.name) from None
 
     def retract(self, paths: Sequence[str]) -> None:
         self._check_inside(paths)
@@ -173,13 +171,13 @@ class SshRuntime(Runtime):
     # commands --------------------------------------------------------------------------
     def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
         if self.conn is None:
-            raise SandboxExecError(self.name, "not connected; call start() or use it as a context manager")
+            raise RuntimeExecError("not connected; call start() or use it as a context manager", runtime=self.name)
         if not argv:
-            raise SandboxExecError(self.name, "exec needs a command (argv is empty)")
+            raise RuntimeExecError("exec needs a command (argv is empty)", runtime=self.name)
         conn = self.agent_conn or self.conn
         code, out, err = conn.exec(argv, timeout=timeout, stdin=stdin)
         if code == -1:
-            raise SandboxExecError(self.name, f"{conn.where}: {argv[0]!r} ended without an exit status (killed?)")
+            raise RuntimeExecError(f"{conn.where}: {argv[0]!r} ended without an exit status (killed?)", runtime=self.name)
         return ExecResult(code, out, err)
 
     # verify ----------------------------------------------------------------------------
@@ -206,9 +204,9 @@ class SshRuntime(Runtime):
     def verify(self, *, timeout: float = 30.0) -> VerifyReport:
         try:
             return super().verify(timeout=timeout)
-        except MountCheckError as exc:
+        except MountError as exc:
             if self.mode == "perms" and self.agent_user == self.host.user and "read-only" in exc.detail:
-                raise MountCheckError(self.name, f"{exc.detail} — with readonly: perms the agent must be another "
-                                      f"user than the sync user {self.host.user!r}; set agent_user (or use "
-                                      "readonly: bind)") from None
+                raise MountError(f"{exc.detail} — with readonly: perms the agent must be another "
+                                 f"user than the sync user {self.host.user!r}; set agent_user (or use "
+                                 "readonly: bind)", runtime=self.name) from None
             raise

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from webshelf.mounts.sync import RemoteFile, SyncTransport
-from webshelf.runtimes.errors import SandboxExecError
+from webshelf.errors import RuntimeExecError
 from webshelf.runtimes.ssh.connection import SshConnection, chunks
 
 TEMP_PREFIX = ".webshelf-put-"
@@ -98,8 +98,8 @@ class SshTransport(SyncTransport):
         if code:
             what = {2: f"cannot create {self.target}", 5: f"cannot bind-mount {self.target} at {self.bind_at}",
                     6: f"cannot make the bind mount at {self.bind_at} read-only"}.get(code, f"preparing failed (exit {code})")
-            raise SandboxExecError(self.conn.runtime, f"{self.conn.where}: {what}: "
-                                   f"{err.decode(errors='replace').strip()[:300]}")
+            raise RuntimeExecError(f"{self.conn.where}: {what}: "
+                                   f"{err.decode(errors='replace').strip()[:300]}", runtime=self.conn.runtime)
 
     def list_files(self, path: Path) -> dict[str, RemoteFile]:
         sftp = self.conn.sftp()
@@ -108,9 +108,9 @@ class SshTransport(SyncTransport):
         except OSError as exc:
             if getattr(exc, "errno", None) == errno.ENOENT:
                 return {}
-            raise SandboxExecError(self.conn.runtime, f"{self.conn.where}: cannot list {self.target}: {exc}") from None
+            raise RuntimeExecError(f"{self.conn.where}: cannot list {self.target}: {exc}", runtime=self.conn.runtime) from None
         except EOFError:
-            raise SandboxExecError(self.conn.runtime, f"{self.conn.where}: the connection broke while listing") from None
+            raise RuntimeExecError(f"{self.conn.where}: the connection broke while listing", runtime=self.conn.runtime) from None
         return {e.filename: RemoteFile(e.filename, e.st_size or 0, float(e.st_mtime or 0))
                 for e in entries if e.st_mode is not None and stat.S_ISREG(e.st_mode)
                 and not e.filename.startswith(TEMP_PREFIX)}
@@ -138,8 +138,8 @@ class SshTransport(SyncTransport):
                 code, _, err = self.conn.exec(["sh", "-c", _REMOVE, "sh", str(self.target), oct(self.dir_mode)[2:],
                                                *batch], timeout=self.timeout)
                 if code:
-                    raise SandboxExecError(self.conn.runtime, f"{self.conn.where}: deleting from {self.target} failed "
-                                           f"(exit {code}): {err.decode(errors='replace').strip()[:300]}")
+                    raise RuntimeExecError(f"{self.conn.where}: deleting from {self.target} failed "
+                                           f"(exit {code}): {err.decode(errors='replace').strip()[:300]}", runtime=self.conn.runtime)
 
     # batching ---------------------------------------------------------------------------
     def _batches(self, files: Sequence[Path]):
@@ -191,8 +191,8 @@ class SshTransport(SyncTransport):
             hint = " — the remote disk is full (no space left on device); free space there"
         elif "Permission denied" in text or "Read-only file system" in text:
             hint = f" — the sync user {self.conn.user!r} cannot write {self.target}; fix its ownership or use root"
-        raise SandboxExecError(self.conn.runtime, f"{self.conn.where}: copying {count} file(s) to {self.target} "
-                               f"failed ({what}): {text[:400]}{hint}")
+        raise RuntimeExecError(f"{self.conn.where}: copying {count} file(s) to {self.target} "
+                               f"failed ({what}): {text[:400]}{hint}", runtime=self.conn.runtime)
 
     def _clear_orphans(self) -> None:
         """Delete temp files of batches cut off by a dropped link (the remote trap never ran)."""
@@ -225,10 +225,10 @@ class SshTransport(SyncTransport):
                         pass
                     raise
         except OSError as exc:
-            raise SandboxExecError(self.conn.runtime, f"{self.conn.where}: SFTP copy into {target} failed: {exc}"
-                                  + (" — the remote disk is full" if getattr(exc, "errno", None) == errno.ENOSPC else "")) from None
+            raise RuntimeExecError(f"{self.conn.where}: SFTP copy into {target} failed: {exc}"
+                                   + (" — the remote disk is full" if getattr(exc, "errno", None) == errno.ENOSPC else ""), runtime=self.conn.runtime) from None
         except EOFError:
-            raise SandboxExecError(self.conn.runtime, f"{self.conn.where}: the connection broke during an SFTP copy") from None
+            raise RuntimeExecError(f"{self.conn.where}: the connection broke during an SFTP copy", runtime=self.conn.runtime) from None
         finally:
             try:
                 sftp.chmod(target, self.dir_mode)

@@ -154,3 +154,95 @@ def test_a_full_disk_still_returns_the_window_without_a_dangling_path_and_damage
     assert read_file(kept.path, config=config) == "1|# kept\n2|\n3|small page\n"
     again = web_extract_sync([small], config=config)[0]
     assert again.cached and again.path == kept.path
+
+
+# The cache raises its own errors (webshelf.errors.CacheError subclasses), never OSError / sqlite3.Error --------
+def test_a_full_disk_is_a_store_error_that_names_the_reason_and_leaves_the_cache_intact(tiny_home):
+    from webshelf.errors import CacheError, StoreError
+
+    with Shelf(tiny_home) as shelf:
+        kept = shelf.put(url="http://example.com/kept", final_url=None, title=None, text="# kept\n",
+                         backend="test", content_type="text/markdown")
+        with pytest.raises(StoreError) as err:
+            shelf.put(url="http://example.com/huge", final_url=None, title=None, text="z" * 2_000_000,
+                      backend="test", content_type="text/plain")
+        assert isinstance(err.value, CacheError) and err.value.code == "store_failed"
+        assert err.value.message.startswith("the full text could not be stored: No space left on device")
+        assert "free some space" in err.value.message and err.value.context["errno"] == 28
+        assert sorted(os.listdir(shelf.web_dir)) == [kept.path.name]  # no temp file, no partial page
+        assert shelf.verify().ok
+
+
+def test_a_read_only_file_system_is_a_cache_error_and_extract_and_read_still_answer(server, tiny_home):
+    from webshelf.cache.shelf import _shared
+    from webshelf.errors import CacheUnavailableError
+
+    config = Config.model_validate({"web": {"allow_private": True}}).with_home(tiny_home)
+    with Shelf(tiny_home) as shelf:
+        stored = shelf.put(url="http://example.com/a", final_url=None, title=None, text="# a\n", backend="test",
+                           content_type="text/markdown")
+    _shared.pop(tiny_home, None)
+    subprocess.run(["mount", "-o", "remount,ro", str(tiny_home.parent)], check=True)
+    try:
+        with pytest.raises(CacheUnavailableError) as err:
+            Shelf(tiny_home)
+        assert err.value.message.startswith(f"the cache at {tiny_home / 'cache'} is unusable: Read-only file system")
+        assert "check its permissions" in err.value.message and err.value.context["errno"] == 30
+        url = server.route("/readonly/page", Response(b"# Page\n\nbody\n", headers=MD))
+        [result] = web_extract_sync([url], config=config)
+        assert result.ok and result.path is None and "body" in result.content
+        assert any("is unusable: Read-only file system" in n for n in result.notes), result.notes
+        assert read_file(stored.path, config=config) == "1|# a\n"  # the index cannot be touched: the read still works
+    finally:
+        _shared.pop(tiny_home, None)
+        subprocess.run(["mount", "-o", "remount,rw", str(tiny_home.parent)], check=True)
+
+
+def test_a_damaged_index_is_cache_unavailable_and_extract_still_answers(server, home):
+    from webshelf.cache.shelf import _shared
+    from webshelf.errors import CacheUnavailableError
+
+    (home / "cache" / "web").mkdir(parents=True)
+    (home / "cache" / "index.sqlite").write_bytes(b"this is not an SQLite database\n" * 100)
+    _shared.pop(home, None)
+    with pytest.raises(CacheUnavailableError) as err:
+        Shelf(home)
+    assert err.value.code == "cache_unavailable" and "file is not a database" in err.value.message
+    assert "move it away and run webshelf cache verify --repair" in err.value.message
+    config = Config.model_validate({"web": {"allow_private": True}}).with_home(home)
+    url = server.route("/damaged/page", Response(b"# Page\n\nbody\n", headers=MD))
+    [result] = web_extract_sync([url], config=config)
+    assert result.ok and result.path is None and "body" in result.content
+    assert any("is unusable" in n and "not a database" in n for n in result.notes), result.notes
+
+
+_UNWRITABLE = """
+import sys
+from webshelf.cache.shelf import Shelf
+from webshelf.errors import CacheError
+try:
+    Shelf(sys.argv[1])
+except CacheError as exc:
+    print(type(exc).__name__, exc.code, exc.message, sep="\\n")
+"""
+
+
+def test_a_home_the_user_cannot_write_is_cache_unavailable_naming_the_permission(tmp_path):
+    """A real EACCES: as root the check runs as nobody (root may write anywhere)."""
+    import tempfile
+
+    parent = Path(tempfile.mkdtemp(prefix="webshelf-noperm-"))  # world-traversable, unlike tmp_path as root
+    try:
+        os.chmod(parent, 0o555)
+        argv = [sys.executable, "-c", _UNWRITABLE, str(parent / "home")]
+        if is_root():
+            argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
+        done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        kind, code, message = done.stdout.strip().split("\n")
+        assert (kind, code) == ("CacheUnavailableError", "cache_unavailable")
+        assert message.startswith(f"the cache at {parent / 'home' / 'cache'} is unusable: Permission denied")
+        assert "check its permissions" in message
+    finally:
+        os.chmod(parent, 0o755)
+        os.rmdir(parent)

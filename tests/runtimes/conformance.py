@@ -22,13 +22,14 @@ import pytest
 
 from webshelf.cache.shelf import Shelf
 from webshelf.core.config import Config
-from webshelf.errors import MountError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
+from webshelf.errors import (
+    MountError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError, RuntimeTimeoutError,
+)
 from webshelf.core.extract import web_extract_sync
 from webshelf.core.read import read_file
-from webshelf.core.sandbox import converted, read_file_in
+from webshelf.core.sandbox import read_file_in
 from webshelf.mounts.publish import publish_all, retract_all
 from webshelf.runtimes.base import Runtime
-from webshelf.runtimes.errors import SandboxTimeoutError
 from tests.loopback import Response
 
 UNUSUAL_HOME = "shelf home 'q' $HOME ü"
@@ -60,8 +61,7 @@ class RuntimeConformance:
     @pytest.fixture
     def runtime(self, runtime_factory, sandbox_config):
         rt: Runtime = runtime_factory(sandbox_config)
-        with converted():
-            rt.start()
+        rt.start()
         try:
             yield rt
         finally:
@@ -121,14 +121,14 @@ class RuntimeConformance:
         assert runtime.is_alive()
         done = runtime.exec(["sh", "-c", "cat; echo err >&2; exit 3"], timeout=30, stdin=b"in\xc3\xa9")
         assert (done.exit_code, done.stdout, done.stderr) == (3, "iné".encode(), b"err\n")
-        with pytest.raises(SandboxTimeoutError):
+        with pytest.raises(RuntimeTimeoutError):
             runtime.exec(["sleep", "30"], timeout=1)
         assert runtime.exec(["true"], timeout=30).ok  # still usable after a timeout
 
     def test_publish_refuses_paths_outside_the_mount(self, runtime, tmp_path):
         [problem] = publish_all([runtime], [str(tmp_path / "elsewhere.md")], timeout=30)
         assert problem.target == runtime.name and "not inside the mounted" in problem.detail
-        with pytest.raises(MountError), converted():
+        with pytest.raises(MountError):
             runtime.publish(["/etc/passwd"])
 
     # 3 ----------------------------------------------------------------------------------

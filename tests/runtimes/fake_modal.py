@@ -33,7 +33,7 @@ from typing import Any
 import modal.exception as mx
 
 from webshelf.runtimes.base import ExecResult
-from webshelf.runtimes.errors import SandboxError, SandboxExecError, SandboxTimeoutError
+from webshelf.errors import RuntimeAdapterError, RuntimeExecError, RuntimeTimeoutError
 from webshelf.runtimes.modal.sdk import convert_modal_error
 from webshelf.runtimes.modal.seam import FORBIDDEN_MOUNT_PATHS, ModalSeam, SandboxRequest
 
@@ -137,7 +137,7 @@ class FakeModalSeam(ModalSeam):
     def _calling(self, doing: str) -> Iterator[None]:
         try:
             yield
-        except SandboxError:
+        except RuntimeAdapterError:
             raise
         except mx.Error as exc:
             raise convert_modal_error(exc, self.name, doing) from None
@@ -224,9 +224,9 @@ class FakeModalSeam(ModalSeam):
                 done = subprocess.run(cmd, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
                                       capture_output=True, timeout=timeout)
             except subprocess.TimeoutExpired:
-                raise SandboxTimeoutError(self.name, f"{argv[0]!r} did not finish within {timeout:g} s and was killed") from None
+                raise RuntimeTimeoutError(f"{argv[0]!r} did not finish within {timeout:g} s and was killed", runtime=self.name) from None
             if done.returncode and b"bwrap:" in done.stderr[:200] and not done.stdout:
-                raise SandboxExecError(self.name, f"the fake sandbox could not run: {done.stderr.decode(errors='replace')}")
+                raise RuntimeExecError(f"the fake sandbox could not run: {done.stderr.decode(errors='replace')}", runtime=self.name)
             return ExecResult(done.returncode, done.stdout, done.stderr)
 
     def reload(self, sandbox: FakeSandbox, *, timeout: float) -> None:

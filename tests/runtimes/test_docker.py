@@ -9,7 +9,7 @@ import pytest
 
 from webshelf.core.config import Config
 from webshelf.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
-from webshelf.core.sandbox import converted, open_runtime
+from webshelf.core.sandbox import open_runtime
 from webshelf.runtimes.docker.runtime import LABEL, DockerRuntime
 from tests.loopback import Response
 
@@ -52,21 +52,21 @@ def test_overrides_from_yaml_keys(docker_config: Config, docker_client, tmp_path
 
 def test_unreachable_daemon_names_where_it_looked(docker_config: Config, tmp_path):
     docker_config.runtimes.docker.docker_host = f"unix://{tmp_path}/no-such.sock"
-    with pytest.raises(RuntimeUnavailableError) as err, converted():
+    with pytest.raises(RuntimeUnavailableError) as err:
         open_runtime("docker", docker_config).start()
     assert f"unix://{tmp_path}/no-such.sock" in str(err.value) and "dockerd" in str(err.value)
 
 
 def test_missing_image_says_how_to_get_it(docker_config: Config):
     docker_config.runtimes.docker.image = "webshelf-no-such-image:never"
-    with pytest.raises(RuntimeUnavailableError) as err, converted():
+    with pytest.raises(RuntimeUnavailableError) as err:
         open_runtime("docker", docker_config).start()
     assert "docker pull webshelf-no-such-image:never" in str(err.value)
 
 
 def test_missing_sdk_names_the_extra(docker_config: Config, monkeypatch):
     monkeypatch.setitem(sys.modules, "docker", None)  # makes `import docker` raise ImportError
-    with pytest.raises(RuntimeUnavailableError) as err, converted():
+    with pytest.raises(RuntimeUnavailableError) as err:
         open_runtime("docker", docker_config).start()
     assert "pip install 'webshelf[docker]'" in str(err.value)
 
@@ -76,7 +76,7 @@ def test_container_that_died_is_reported(docker_config: Config):
         rt.container.kill()
         rt.container.wait()
         assert not rt.is_alive()
-        with pytest.raises(RuntimeExecError) as err, converted():
+        with pytest.raises(RuntimeExecError) as err:
             rt.exec(["true"], timeout=30)
     assert "is not running" in str(err.value) and "exit code" in str(err.value)
 
@@ -121,7 +121,7 @@ def test_attach_to_a_container_without_the_readonly_mount_is_refused(docker_conf
     try:
         docker_config.runtimes.docker.container = bare.id
         rt = open_runtime("docker", docker_config)
-        with pytest.raises(MountError) as err, converted():
+        with pytest.raises(MountError) as err:
             rt.start()
         assert rt.container is None and "same path" in str(err.value) and "runtime 'docker'" in str(err.value)
         assert f"--mount type=bind,source={web},target={web},readonly" in str(err.value)
@@ -134,7 +134,7 @@ def test_attach_to_a_container_without_the_readonly_mount_is_refused(docker_conf
 
 def test_attach_to_a_missing_container(docker_config: Config):
     docker_config.runtimes.docker.container = "webshelf-no-such-container"
-    with pytest.raises(RuntimeUnavailableError) as err, converted():
+    with pytest.raises(RuntimeUnavailableError) as err:
         open_runtime("docker", docker_config).start()
     assert "webshelf-no-such-container" in str(err.value) and "runtimes.docker.container" in str(err.value)
 
@@ -143,7 +143,7 @@ def test_container_that_fails_to_start_is_removed(docker_config: Config, docker_
     """Created, then the start failed: the container must not be left behind."""
     d = docker_config.runtimes.docker
     d.command, d.labels = ["/no/such/entrypoint"], {"webshelf-test": "start-fails"}
-    with pytest.raises(RuntimeUnavailableError) as err, converted():
+    with pytest.raises(RuntimeUnavailableError) as err:
         open_runtime("docker", docker_config).start()
     assert "could not start" in str(err.value)
     assert docker_client.containers.list(all=True, filters={"label": "webshelf-test=start-fails"}) == []
@@ -165,7 +165,7 @@ def test_timeout_kills_the_whole_process_tree(docker_config: Config, monkeypatch
             raise PermissionError(1, "Operation not permitted")
         monkeypatch.setattr("webshelf.runtimes.docker.runtime.os.kill", refuse)
     with open_runtime("docker", docker_config) as rt:
-        with pytest.raises(RuntimeTimeoutError) as err, converted():
+        with pytest.raises(RuntimeTimeoutError) as err:
             rt.exec(["sh", "-c", "sleep 121 & setsid sleep 122 & sleep 123; echo done"], timeout=1)
         assert "was killed" in str(err.value)
         ps = rt.exec(["ps"], timeout=30).text()
@@ -177,6 +177,105 @@ def test_timeout_that_cannot_kill_says_so(docker_config: Config, monkeypatch):
     monkeypatch.setattr(DockerRuntime, "_signal_here", lambda self, pid: None)
     monkeypatch.setattr("webshelf.runtimes.docker.runtime.KILL_WAIT_S", 0.3)
     with open_runtime("docker", docker_config) as rt:
-        with pytest.raises(RuntimeTimeoutError) as err, converted():
+        with pytest.raises(RuntimeTimeoutError) as err:
             rt.exec(["sleep", "124"], timeout=0.5)
     assert "may still be running" in str(err.value) and "was killed" not in str(err.value)
+
+
+class _DaemonProxy:
+    """A loopback TCP port forwarding to the daemon's unix socket, that can be cut: to the
+    runtime's client the daemon goes away mid-use, as when dockerd stops."""
+
+    def __init__(self, unix_path: str) -> None:
+        import socket
+        import threading
+
+        self._unix, self._socks, self._lock = unix_path, [], threading.Lock()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"tcp://127.0.0.1:{self._listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            daemon = socket.socket(socket.AF_UNIX)
+            daemon.connect(self._unix)
+            with self._lock:
+                self._socks += [client, daemon]
+            for a, b in ((client, daemon), (daemon, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst) -> None:
+        import socket
+
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        import socket
+
+        self._listener.close()
+        with self._lock:
+            for s in self._socks:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                s.close()
+
+
+def _daemon_socket() -> str:
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if not host.startswith("unix://"):
+        pytest.skip(f"the proxy forwards to a unix socket; DOCKER_HOST is {host}")
+    return host[len("unix://"):]
+
+
+def test_a_daemon_that_goes_away_mid_use_is_runtime_unavailable(docker_config: Config, docker_client):
+    """docker SDK and requests errors (the SDK does not wrap a dropped connection) leave as the
+    tree's runtime errors, naming where the daemon was expected."""
+    from webshelf.errors import WebshelfError
+
+    proxy = _DaemonProxy(_daemon_socket())
+    docker_config.runtimes.docker.docker_host = proxy.url
+    rt = open_runtime("docker", docker_config)
+    rt.start()
+    container_id = rt.container.id
+    try:
+        assert rt.exec(["echo", "hi"], timeout=30).stdout == b"hi\n"
+        proxy.close()
+        with pytest.raises(RuntimeUnavailableError) as err:
+            rt.exec(["true"], timeout=30)
+        assert isinstance(err.value, WebshelfError) and err.value.runtime == "docker"
+        assert f"cannot run 'true': the Docker daemon at {proxy.url} does not answer" in str(err.value)
+        assert "start dockerd" in str(err.value)
+        assert not rt.is_alive()
+        with pytest.raises(RuntimeUnavailableError, match="cannot list containers"):
+            rt.orphans()
+        rt.stop()  # closes the client; the container cannot be removed through a gone daemon, and no error
+    finally:
+        proxy.close()
+        docker_client.api.remove_container(container_id, force=True)  # the one this test created
+
+
+def test_a_daemon_port_nobody_listens_on_is_runtime_unavailable(docker_config: Config):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again when the block ends: nothing listens there
+    docker_config.runtimes.docker.docker_host = f"tcp://127.0.0.1:{port}"
+    with pytest.raises(RuntimeUnavailableError) as err:
+        open_runtime("docker", docker_config).start()
+    assert f"cannot connect: the Docker daemon at tcp://127.0.0.1:{port} does not answer" in str(err.value)

@@ -11,7 +11,7 @@ import pytest
 
 from webshelf.core.config import Config
 from webshelf.errors import MountError, RuntimeTimeoutError, RuntimeUnavailableError
-from webshelf.core.sandbox import converted, open_runtime
+from webshelf.core.sandbox import open_runtime
 from webshelf.mounts.publish import retract_all
 from webshelf.mounts.spec import MountSpec, cache_mount
 from webshelf.runtimes.local.runtime import LocalRuntime
@@ -25,7 +25,7 @@ def local(bwrap_ready, config: Config):
 
 def test_missing_bwrap_is_an_error_with_the_install_hint(config: Config):
     config.runtimes.local.bwrap = "/nonexistent/bwrap"
-    with pytest.raises(RuntimeUnavailableError) as err, converted():
+    with pytest.raises(RuntimeUnavailableError) as err:
         open_runtime("local", config).start()
     message = str(err.value)
     assert "apt-get install bubblewrap" in message and "sandbox: none" in message and err.value.code == "runtime_unavailable"
@@ -62,7 +62,7 @@ def test_scratch_tmp_persists_between_commands_and_is_removed_at_stop(bwrap_read
 def test_verify_catches_a_writable_mount(bwrap_ready, config: Config):
     writable = MountSpec(cache_mount(config.home).path, read_only=False)
     with LocalRuntime(config.runtimes.local, writable) as rt:
-        with pytest.raises(MountError) as err, converted():
+        with pytest.raises(MountError) as err:
             rt.verify()
     assert "read-only" in str(err.value) and "create" in str(err.value) and "runtime 'local'" in str(err.value)
     assert sorted(p.name for p in writable.path.iterdir()) == []  # the probe's leftovers are cleaned up
@@ -89,7 +89,7 @@ def test_retract_of_a_page_still_on_the_host_is_reported(local, config: Config):
 
 def test_exec_before_start_is_a_clear_error(config: Config):
     rt = open_runtime("local", config)
-    with pytest.raises(Exception) as err, converted():
+    with pytest.raises(Exception) as err:
         rt.exec(["true"], timeout=5)
     assert "not started" in str(err.value)
 
@@ -123,7 +123,7 @@ def test_configured_binds_under_tmp_stay_visible_over_the_private_tmp(bwrap_read
 def test_a_timeout_kills_every_process_the_command_started(bwrap_ready, config: Config, sandbox):
     config.runtimes.local.sandbox = sandbox
     with open_runtime("local", config) as rt:
-        with pytest.raises(RuntimeTimeoutError, match="was killed"), converted():
+        with pytest.raises(RuntimeTimeoutError, match="was killed"):
             rt.exec(["sh", "-c", "sleep 3017 & sleep 3018"], timeout=1)  # a grandchild in the background
     time.sleep(0.3)
     left = subprocess.run(["pgrep", "-f", "sleep 301[78]"], capture_output=True, text=True).stdout.split()

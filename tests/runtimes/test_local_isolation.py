@@ -16,7 +16,7 @@ import pytest
 from webshelf.cache.shelf import Shelf
 from webshelf.core.config import Config
 from webshelf.errors import MountError
-from webshelf.core.sandbox import converted, open_runtime
+from webshelf.core.sandbox import open_runtime
 from webshelf.runtimes.local.runtime import LocalRuntime
 from webshelf.runtimes.local.view import SYSTEM_BINDS, etc_hidden
 
@@ -141,7 +141,7 @@ class PrivilegedLocal(LocalRuntime):
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root keeps capabilities in a sandbox without a user namespace")
 def test_verify_fails_loudly_when_the_sandbox_keeps_root_privileges(bwrap_ready, config: Config, stored):
     with PrivilegedLocal(config.runtimes.local, __import__("mounts.spec").spec.cache_mount(config.home)) as rt:
-        with pytest.raises(MountError) as err, converted():
+        with pytest.raises(MountError) as err:
             rt.verify()
     message = str(err.value)
     assert "mount locked" in message and "remount-rw" in message and "no capabilities" in message

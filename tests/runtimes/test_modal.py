@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from webshelf.core.surfaces.cli import main
 from webshelf.core.config import Config
 from webshelf.errors import ConfigError, MountError, RuntimeExecError, RuntimeUnavailableError
-from webshelf.core.sandbox import converted, open_runtime
+from webshelf.core.sandbox import open_runtime
 from webshelf.mounts.publish import publish_all, retract_all
 from webshelf.mounts.spec import MountSpec, cache_mount
 from webshelf.runtimes.modal.runtime import ModalRuntime
@@ -136,10 +136,10 @@ def test_attach_by_id_and_never_terminate_what_we_attached_to(bwrap_ready, fake_
             guest.publish([p])
             assert cat(owner, p) == (0, b"# a\n")
         assert owner.is_alive()                    # the guest's stop left the sandbox running
-    with pytest.raises(RuntimeUnavailableError) as err, converted():
+    with pytest.raises(RuntimeUnavailableError) as err:
         make(fake_modal, modal_config, sandbox_id="sb-nope").start()
     assert "sb-nope" in str(err.value) and "not found on Modal" in str(err.value)
-    with pytest.raises(RuntimeExecError) as err, converted():
+    with pytest.raises(RuntimeExecError) as err:
         make(fake_modal, modal_config, sandbox_id=owner.sandbox_id).start()
     assert "has finished" in str(err.value)
 
@@ -151,21 +151,21 @@ def test_a_finished_sandbox_is_reported_and_dropped_from_the_fleet(bwrap_ready, 
         a.publish([p])                                       # b is no longer live: not a failure for a
         assert b.sandbox_id not in {sid for _, sid in a.fleet.members.values()}
         assert not b.is_alive()
-        with pytest.raises(RuntimeExecError) as err, converted():
+        with pytest.raises(RuntimeExecError) as err:
             b.publish([p])
         assert "has finished" in str(err.value)
 
 
 def test_missing_credentials_say_how_to_authenticate(fake_modal, modal_config):
     fake_modal.authenticated = False
-    with pytest.raises(RuntimeUnavailableError) as err, converted():
+    with pytest.raises(RuntimeUnavailableError) as err:
         make(fake_modal, modal_config).start()
     assert "modal token new" in str(err.value) and "MODAL_TOKEN_ID" in str(err.value)
 
 
 def test_forbidden_mount_paths_are_config_errors(modal_config):
     for path in ("/tmp", "/root"):
-        with pytest.raises(ConfigError) as err, converted():
+        with pytest.raises(ConfigError) as err:
             ModalRuntime(modal_config.runtimes.modal, MountSpec(Path(path)), name="modal")
         assert f"cannot mount a Volume at {path}" in str(err.value) and "WEBSHELF_HOME" in str(err.value)
 
@@ -173,7 +173,7 @@ def test_forbidden_mount_paths_are_config_errors(modal_config):
 def test_one_volume_serves_one_home(bwrap_ready, fake_modal, modal_config, tmp_path):
     other = Config().with_home(tmp_path / "other-home")
     with make(fake_modal, modal_config):
-        with pytest.raises(ConfigError) as err, converted():
+        with pytest.raises(ConfigError) as err:
             make(fake_modal, other).start()
     assert "runtimes.modal.volume" in str(err.value)
     with make(fake_modal, other, volume="other-volume") as rt:     # a volume of its own works
@@ -183,10 +183,10 @@ def test_one_volume_serves_one_home(bwrap_ready, fake_modal, modal_config, tmp_p
 def test_publish_checks_host_files_and_started_state(bwrap_ready, fake_modal, modal_config):
     rt = make(fake_modal, modal_config)
     p = page(modal_config, "x.md")
-    with pytest.raises(RuntimeExecError), converted():
+    with pytest.raises(RuntimeExecError):
         rt.publish([p])
     with rt:
-        with pytest.raises(MountError) as err, converted():
+        with pytest.raises(MountError) as err:
             rt.publish([str(Path(p).with_name("missing.md"))])
         assert "does not exist on the host" in str(err.value)
 
@@ -271,7 +271,7 @@ def test_commands_run_unprivileged_and_root_fails_verify(bwrap_ready, fake_modal
         assert done.text().split() == ["65534", "CapEff:", "0" * 16]
         assert rt.verify().ok
     with make(fake_modal, modal_config, user=None) as rt:
-        with pytest.raises(MountError) as err, converted():
+        with pytest.raises(MountError) as err:
             rt.verify()
     message = str(err.value)
     assert "no capabilities" in message and "mount locked" in message and "runtimes.modal.user" in message

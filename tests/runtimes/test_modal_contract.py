@@ -11,11 +11,11 @@ import pytest
 
 modal = pytest.importorskip("modal", reason="pip install 'webshelf[modal]'")
 
-from webshelf.runtimes.errors import (  # noqa: E402
-    SandboxConfigError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError,
+from webshelf.errors import (  # noqa: E402
+    ReloadBusyError, RuntimeConfigError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError,
 )
 from webshelf.runtimes.modal.sdk import SdkModalSeam, convert_modal_error  # noqa: E402
-from webshelf.runtimes.modal.seam import FORBIDDEN_MOUNT_PATHS, ImageRecipe, ReloadBusyError, SandboxRequest  # noqa: E402
+from webshelf.runtimes.modal.seam import FORBIDDEN_MOUNT_PATHS, ImageRecipe, SandboxRequest  # noqa: E402
 
 
 def binds(func, *args, **kwargs) -> None:
@@ -93,14 +93,14 @@ def test_forbidden_mount_paths_match_the_sdk():
 
 
 @pytest.mark.parametrize("exc, ours, words", [
-    (modal.exception.AuthError("Token missing."), SandboxUnavailableError, ["modal token new", "MODAL_TOKEN_SECRET"]),
-    (modal.exception.ConnectionError("refused"), SandboxUnavailableError, ["cannot reach Modal"]),
-    (modal.exception.NotFoundError("Volume x"), SandboxUnavailableError, ["not found on Modal"]),
-    (modal.exception.ExecTimeoutError("deadline"), SandboxTimeoutError, ["timed out"]),
-    (modal.exception.SandboxTerminatedError("gone"), SandboxExecError, ["has terminated"]),
+    (modal.exception.AuthError("Token missing."), RuntimeUnavailableError, ["modal token new", "MODAL_TOKEN_SECRET"]),
+    (modal.exception.ConnectionError("refused"), RuntimeUnavailableError, ["cannot reach Modal"]),
+    (modal.exception.NotFoundError("Volume x"), RuntimeUnavailableError, ["not found on Modal"]),
+    (modal.exception.ExecTimeoutError("deadline"), RuntimeTimeoutError, ["timed out"]),
+    (modal.exception.SandboxTerminatedError("gone"), RuntimeExecError, ["has terminated"]),
     (modal.exception.ConflictError("there are open files preventing the operation"), ReloadBusyError, ["open inside"]),
-    (modal.exception.InvalidError("bad region"), SandboxConfigError, ["runtimes.modal"]),
-    (modal.exception.InternalError("boom"), SandboxExecError, ["InternalError: boom"]),
+    (modal.exception.InvalidError("bad region"), RuntimeConfigError, ["runtimes.modal"]),
+    (modal.exception.InternalError("boom"), RuntimeExecError, ["InternalError: boom"]),
 ])
 def test_every_modal_exception_becomes_a_webshelf_one(exc, ours, words):
     converted = convert_modal_error(exc, "modal", "doing it")
@@ -126,7 +126,7 @@ def test_create_arguments_mount_the_volume_read_only_and_pass_options_through(mo
     assert "memory" not in kwargs and "secrets" not in kwargs   # unset: Modal's defaults
     binds(modal.Sandbox.create, **kwargs)
     for bad, words in [({"volumes": {}}, "set by webshelf itself"), ({"no_such_arg": 1}, "has no such argument")]:
-        with pytest.raises(SandboxConfigError) as err:
+        with pytest.raises(RuntimeConfigError) as err:
             seam.create_arguments(SandboxRequest(app="w", volume=_Volume(), mount_path="/m", image=ImageRecipe(),
                                                  timeout=60, options=bad))
         assert words in str(err.value)
@@ -146,9 +146,9 @@ def _run_python(code: str, tmp_path: Path) -> "subprocess.CompletedProcess[str]"
 def test_real_sdk_without_credentials_says_how_to_authenticate(tmp_path):
     # No token anywhere: the real SDK refuses before any network call, and the seam converts it.
     done = _run_python("from webshelf.runtimes.modal.sdk import SdkModalSeam\n"
-                       "from webshelf.runtimes.errors import SandboxUnavailableError\n"
+                       "from webshelf.errors import RuntimeUnavailableError\n"
                        "try:\n    SdkModalSeam().open_volume('webshelf-cache', None)\n"
-                       "except SandboxUnavailableError as e:\n    print(e)\n", tmp_path)
+                       "except RuntimeUnavailableError as e:\n    print(e)\n", tmp_path)
     assert done.returncode == 0, done.stderr
     assert "modal token new" in done.stdout and "MODAL_TOKEN_ID" in done.stdout and "Volume 'webshelf-cache'" in done.stdout
 
@@ -160,5 +160,5 @@ def test_missing_sdk_names_the_package(tmp_path):
                        f"c = Config().with_home({str(tmp_path / 'h')!r})\n"
                        "try:\n    ModalRuntime(c.runtimes.modal, cache_mount(c.home)).start()\n"
                        "except Exception as e:\n    print(type(e).__name__, e)\n", tmp_path)
-    assert done.stdout.strip() == ("SandboxUnavailableError runtime 'modal': the modal runtime needs the modal SDK: "
+    assert done.stdout.strip() == ("RuntimeUnavailableError runtime 'modal': the modal runtime needs the modal SDK: "
                                    "pip install 'webshelf[modal]'"), done.stderr

@@ -13,7 +13,7 @@ import pytest
 
 from webshelf.core.config import Config, SshHostConfig
 from webshelf.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
-from webshelf.core.sandbox import converted, open_runtime
+from webshelf.core.sandbox import open_runtime
 from tests.runtimes.conftest import ssh_config
 
 
@@ -35,7 +35,7 @@ def test_unknown_host_key_is_refused_with_how_to_add_it(config: Config, sshd, tm
     empty = tmp_path / "known_hosts"
     empty.write_text("")
     name = ssh_config(config, sshd, known_hosts=str(empty))
-    with pytest.raises(RuntimeUnavailableError) as err, converted():
+    with pytest.raises(RuntimeUnavailableError) as err:
         open_runtime(name, config).start()
     message = str(err.value)
     assert f"127.0.0.1:{sshd.port}" in message and "is not in" in message and "ssh-keyscan -p" in message
@@ -58,18 +58,18 @@ def test_host_key_mismatch_is_refused(config: Config, sshd, tmp_path):
     wrong = tmp_path / "known_hosts"
     wrong.write_text(f"[127.0.0.1]:{sshd.port} {kind} {key}\n")
     name = ssh_config(config, sshd, known_hosts=str(wrong))
-    with pytest.raises(RuntimeUnavailableError) as err, converted():
+    with pytest.raises(RuntimeUnavailableError) as err:
         open_runtime(name, config).start()
     assert "HOST KEY MISMATCH" in str(err.value) and "ssh-keygen -R" in str(err.value)
 
 
 def test_host_selection_errors_name_the_choices(config: Config, sshd):
-    with pytest.raises(RuntimeUnavailableError, match="no hosts configured"), converted():
+    with pytest.raises(RuntimeUnavailableError, match="no hosts configured"):
         open_runtime("ssh", config)
     config.runtimes.ssh.hosts = {"a": SshHostConfig(host="127.0.0.1"), "b": SshHostConfig(host="127.0.0.1")}
-    with pytest.raises(RuntimeUnavailableError, match="ssh:a, ssh:b"), converted():
+    with pytest.raises(RuntimeUnavailableError, match="ssh:a, ssh:b"):
         open_runtime("ssh", config)
-    with pytest.raises(RuntimeUnavailableError, match="no host 'c'"), converted():
+    with pytest.raises(RuntimeUnavailableError, match="no host 'c'"):
         open_runtime("ssh:c", config)
 
 
@@ -86,7 +86,7 @@ def test_verify_says_which_mode_is_in_force(config: Config, sshd, sshd_perms, ag
 
 def test_perms_mode_without_a_separate_agent_user_fails_verify_with_the_fix(config: Config, sshd_perms):
     with open_runtime(ssh_config(config, sshd_perms, readonly="perms"), config) as rt:
-        with pytest.raises(MountError) as err, converted():
+        with pytest.raises(MountError) as err:
             rt.verify()
     assert "set agent_user" in str(err.value)
 
@@ -94,7 +94,7 @@ def test_perms_mode_without_a_separate_agent_user_fails_verify_with_the_fix(conf
 def test_bind_mode_with_root_running_the_commands_fails_verify_with_the_fix(config: Config, sshd):
     """Root inside could remount the read-only mirror read-write (issue 12): verify proves it and says what to do."""
     with open_runtime(ssh_config(config, sshd, readonly="bind"), config) as rt:
-        with pytest.raises(MountError) as err, converted():
+        with pytest.raises(MountError) as err:
             rt.verify()
     message = str(err.value)
     assert "mount locked" in message and "remount-rw" in message and "no capabilities" in message
@@ -102,7 +102,7 @@ def test_bind_mode_with_root_running_the_commands_fails_verify_with_the_fix(conf
 
 
 def test_bind_mode_needs_root(config: Config, sshd, agent_user):
-    with pytest.raises(RuntimeUnavailableError, match="sync user must be root"), converted():
+    with pytest.raises(RuntimeUnavailableError, match="sync user must be root"):
         open_runtime(ssh_config(config, sshd, readonly="bind", user=agent_user), config).start()
 
 
@@ -132,7 +132,7 @@ def test_remote_disk_full_is_reported_and_leaves_no_partial_file(config: Config,
             small = page(web, "small.md", 10_000)
             rt.publish([str(small)])
             big = page(web, "big.md", 2_000_000)
-            with pytest.raises(RuntimeExecError) as err, converted():
+            with pytest.raises(RuntimeExecError) as err:
                 rt.publish([str(big)])
             assert "the remote disk is full (no space left on device)" in str(err.value) and "big.md" in str(err.value)
             listing = remote_ls(server, web)
@@ -147,7 +147,7 @@ def test_remote_permission_error_is_reported(config: Config, sshd_perms, agent_u
     # the remote directory exists, owned by root 0555: the agent user cannot sync into it
     sshd_perms.remote('mkdir -p -- "$1" && chmod 0555 "$1"', str(web))
     page(web, "p.md", 100)
-    with pytest.raises(RuntimeExecError) as err, converted():
+    with pytest.raises(RuntimeExecError) as err:
         open_runtime(ssh_config(config, sshd_perms, readonly="perms", user=agent_user), config).start()
     assert f"{agent_user}@127.0.0.1" in str(err.value) and "Operation not permitted" in str(err.value)
 
@@ -185,7 +185,7 @@ def test_exec_timeout_kills_the_remote_command_and_its_children(config: Config, 
         done = rt.exec(["sh", "-c", "echo out; echo err >&2; exit 3"], timeout=30)
         assert (done.exit_code, done.stdout, done.stderr) == (3, b"out\n", b"err\n")  # no pid line for the caller
         started = time.monotonic()
-        with pytest.raises(RuntimeTimeoutError) as err, converted():
+        with pytest.raises(RuntimeTimeoutError) as err:
             rt.exec(["sh", "-c", f"{marker} & {marker}; echo done"], timeout=1)
         assert time.monotonic() - started < 10
         assert "did not finish within 1 s and was killed (remote process group" in str(err.value)
