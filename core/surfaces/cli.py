@@ -248,7 +248,7 @@ def _stopped(stop: Stopped, what: str) -> None:
 
 
 @sandbox_group.command("run", context_settings={"ignore_unknown_options": True})
-@click.option("--runtime", "name", required=True, metavar="NAME", help="The runtime section to use (local, docker, …).")
+@click.option("--runtime", "name", required=True, metavar="NAME", help="The runtime instance to use (runtimes.NAME in config; local and docker always exist).")
 @click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="Seconds before the command is killed.")
 @click.option("--stdin/--no-stdin", "forward_stdin", default=None,
@@ -329,7 +329,7 @@ def runtime_prune(ctx: click.Context, dry_run: bool) -> None:
 
 @main.command("sync")
 @click.option("--runtime", "names", multiple=True, metavar="NAME",
-              help="An ssh runtime to keep in step (repeatable; default: every runtimes.ssh host).")
+              help="A runtime of type ssh to keep in step (repeatable; default: every one configured).")
 @click.option("--once", is_flag=True, help="Run one full diff per host and exit.")
 @click.pass_context
 def sync_command(ctx: click.Context, names: tuple[str, ...], once: bool) -> None:
