@@ -205,8 +205,8 @@ def test_a_terminal_on_stdin_is_not_waited_for(bwrap_ready, home):
 
 def test_stdin_reaches_the_command_over_ssh(sshd, home):
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text(yaml.safe_dump({"runtimes": {"ssh": {"hosts": {"loop": sshd.host_config()}}}}))
-    result = CliRunner().invoke(main, ["sandbox", "run", "--runtime", "ssh:loop", "--", "cat"], input=b"over ssh\n")
+    (home / "config.yaml").write_text(yaml.safe_dump({"runtimes": {"loop": {"type": "ssh", **sshd.host_config()}}}))
+    result = CliRunner().invoke(main, ["sandbox", "run", "--runtime", "loop", "--", "cat"], input=b"over ssh\n")
     assert (result.exit_code, result.stdout) == (0, "over ssh\n"), result.stderr
 
 
