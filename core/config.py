@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import ConfigDict, Field, PrivateAttr, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, SecretStr, TypeAdapter, ValidationError, field_validator, model_validator
 
 from webshelf.core.config_env import Unset, defer, field_path, interpolate, prune
 from webshelf.core.config_errors import clean_loc, describe, empty_sections, key_of, yaml_problem
@@ -147,6 +147,7 @@ RuntimeConfig = Annotated[Union[LocalRuntimeConfig, DockerRuntimeConfig, SshRunt
                           Field(discriminator="type")]
 #: the instances that exist without any config, so ``--runtime local`` and ``--runtime docker`` just work
 DEFAULT_INSTANCES = {"local": "local", "docker": "docker"}
+_INSTANCE: TypeAdapter[Any] = TypeAdapter(RuntimeConfig)
 
 
 class SyncConfig(Strict):
@@ -167,7 +168,8 @@ class RuntimesConfig(Strict):
     for a name that is an identifier) and ``instances()`` lists them all.
     """
 
-    model_config = ConfigDict(extra="allow", validate_assignment=True)
+    # assignments are validated by __setattr__: pydantic's own validate_assignment mixes typed extras up
+    model_config = ConfigDict(extra="allow", validate_assignment=False)
     __pydantic_extra__: dict[str, RuntimeConfig] = Field(init=False)
 
     publish_timeout_s: float = Field(
@@ -179,18 +181,23 @@ class RuntimesConfig(Strict):
     def _defaults(cls, data: Any) -> Any:
         if isinstance(data, dict):
             out = {name: {"type": kind} for name, kind in DEFAULT_INSTANCES.items() if name not in data}
-            for key, value in data.items():  # `local:` with nothing under it is the default instance too
+            for key, value in data.items():
+                if key not in cls.model_fields and not INSTANCE_NAME.fullmatch(str(key)):
+                    raise ValueError(f"runtime name {key!r} may only use letters, digits, '.', '_' and '-' "
+                                     "(and starts with a letter or digit)")  # `local:` with nothing under it is the default instance too
                 out[key] = {"type": DEFAULT_INSTANCES[key]} if value is None and key in DEFAULT_INSTANCES else value
             data = out
         return data
 
-    @model_validator(mode="after")
-    def _names(self) -> "RuntimesConfig":
-        for name in self.__pydantic_extra__ or {}:
-            if not INSTANCE_NAME.fullmatch(name):
-                raise ValueError(f"runtime name {name!r} may only use letters, digits, '.', '_' and '-' "
-                                 "(and starts with a letter or digit)")
-        return self
+    def __setattr__(self, name: str, value: Any) -> None:
+        """``config.runtimes.gpu = DockerRuntimeConfig(…)`` adds or replaces an instance, validated as one."""
+        if name.startswith("_"):
+            return super().__setattr__(name, value)
+        if name in type(self).model_fields:  # validated alone, with the field's constraints
+            return super().__setattr__(name, getattr(type(self).model_validate({name: value}), name))
+        if not INSTANCE_NAME.fullmatch(name):
+            raise ConfigError(f"runtime name {name!r} may only use letters, digits, '.', '_' and '-'", key=f"runtimes.{name}")
+        self.__pydantic_extra__[name] = _INSTANCE.validate_python(value)
 
     @classmethod
     def extra_model(cls, value: Any) -> type[Strict] | None:

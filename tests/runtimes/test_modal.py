@@ -37,7 +37,8 @@ def modal_home(home):
 
 
 def make(fake: FakeModal, config: Config, **settings) -> ModalRuntime:
-    s = type(config.runtimes.modal).model_validate({**config.runtimes.modal.model_dump(), **settings})
+    base = config.runtimes.instances().get("modal", ModalRuntimeConfig())
+    s = ModalRuntimeConfig.model_validate({**base.model_dump(), **settings})
     return fake_runtime(fake, s, cache_mount(config.home))
 
 
@@ -210,7 +211,8 @@ def test_settings_reach_the_sandbox(bwrap_ready, fake_modal, modal_config):
     assert request.mount_path == str(cache_mount(modal_config.home).path) and request.timeout == 3600
 
 
-def test_cli_runtime_check_modal(bwrap_ready, fake_modal, home, monkeypatch):
+def test_cli_runtime_check_modal(bwrap_ready, fake_modal, modal_home, monkeypatch):
+    home = modal_home
     monkeypatch.setattr(ModalRuntime, "seam_factory", staticmethod(fake_modal.seam))
     result = CliRunner().invoke(main, ["runtime", "check", "modal"])
     web = home / "cache" / "web"
