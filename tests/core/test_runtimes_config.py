@@ -64,6 +64,8 @@ def test_several_instances_of_one_type_are_several_blocks(config):
 @pytest.mark.parametrize("data, message", [
     ({"runtimes": {"docker": {"type": "docker", "imgae": "x"}}},
      "runtimes.docker.imgae: unknown key (check the spelling; see README's config reference)"),
+    ({"runtimes": {"box": {"type": "docker", "read_only_rot": True}}},  # a safety option misspelt is never ignored
+     "runtimes.box.read_only_rot: unknown key (check the spelling; see README's config reference)"),
     ({"runtimes": {"local": {"type": "local", "sandbox": "chroot"}}},
      "runtimes.local.sandbox: 'chroot' is not one of the choices; choose one of: bwrap, none"),
     ({"runtimes": {"local": {"type": "local", "binds": ["usr"]}}}, "runtimes.local.binds: bind 'usr' must be an absolute path"),
