@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from webshelf.core.config import Config  # noqa: E402
+from webshelf.core.config import Config, ModalRuntimeConfig  # noqa: E402
 from webshelf.mounts.publish import publish_all  # noqa: E402
 from webshelf.mounts.spec import cache_mount  # noqa: E402
 from tests.runtimes.fake_modal import FakeModal, fake_runtime  # noqa: E402
@@ -29,7 +29,7 @@ def run(n: int, page_kb: int) -> dict:
     fake = FakeModal()
     config = Config().with_home(Path(tempfile.mkdtemp(prefix="bench-modal-")) / "home")
     mount = cache_mount(config.home)
-    fleet = [fake_runtime(fake, config.runtimes.modal, mount) for _ in range(n)]
+    fleet = [fake_runtime(fake, ModalRuntimeConfig(), mount) for _ in range(n)]
     for rt in fleet:
         rt.start()
     try:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from webshelf.core.config import Config, SshHostConfig  # noqa: E402
+from webshelf.core.config import Config, SshRuntimeConfig  # noqa: E402
 from webshelf.core.sandbox import open_runtime  # noqa: E402
 from tests.sshd import Sshd, sshd_missing  # noqa: E402
 
@@ -75,10 +75,9 @@ def main() -> None:
         config = Config().with_home(root / "home")
         web = config.home / "cache" / "web"
         total = make_pages(web, args.pages, args.page_kb)
-        config.runtimes.ssh.hosts = {"loop": SshHostConfig(**server.host_config(readonly="bind"))}
-        config.runtimes.ssh.publish_timeout_s = 600
+        config.runtimes.loop = SshRuntimeConfig(**server.host_config(readonly="bind"), publish_timeout_s=600)
         base, ours = [], []
-        rt = open_runtime("ssh:loop", config)
+        rt = open_runtime("loop", config)
         for r in range(args.rounds):
             base.append(baseline(server, web, f"{root}/baseline-{r}"))
             if rt.conn is None:

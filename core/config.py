@@ -13,39 +13,24 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError, field_validator
+from pydantic import ConfigDict, Field, PrivateAttr, SecretStr, TypeAdapter, ValidationError, field_validator, model_validator
 
 from webshelf.core.config_env import Unset, defer, field_path, interpolate, prune
+from webshelf.core.config_errors import clean_loc, describe, empty_sections, key_of, yaml_problem
+from webshelf.core.config_runtimes import check_old_shape
 from webshelf.errors import ConfigError, InputError
 from webshelf.core.units import Duration, Size
-from webshelf.runtimes.local.view import SYSTEM_BINDS
+from webshelf.runtimes.docker.config import DockerRuntimeConfig
+from webshelf.runtimes.local.config import LocalRuntimeConfig
+from webshelf.runtimes.modal.config import ModalImageConfig, ModalRuntimeConfig
+from webshelf.runtimes.settings import INSTANCE_NAME, Strict
+from webshelf.runtimes.ssh.config import SshJumpConfig, SshRuntimeConfig
 
 DEFAULT_USER_AGENT = "webshelf/0.1 (+https://pypi.org/project/webshelf/; web reader for AI agents)"
 CHAR_LIMIT_RANGE = (2_000, 2_000_000)
-
-
-class Strict(BaseModel):
-    """Base for every config section: unknown keys are errors. A field whose ``${VAR}`` is unset
-    raises its ConfigError when read, not when the file loads (core/config_env.py)."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-    _unset: dict[str, Unset] = PrivateAttr(default_factory=dict)
-
-    def __getattribute__(self, name: str) -> Any:
-        if name[:1] != "_" and name in type(self).__pydantic_fields__:
-            pending = (object.__getattribute__(self, "__pydantic_private__") or {}).get("_unset")
-            if pending and name in pending:
-                raise pending[name].error()
-        return object.__getattribute__(self, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        private = object.__getattribute__(self, "__pydantic_private__") or {}
-        if name in private.get("_unset", {}):  # a value set in code replaces the unset one
-            private["_unset"] = {k: v for k, v in private["_unset"].items() if k != name}
-        super().__setattr__(name, value)
 
 
 class HostedBackendConfig(Strict):
@@ -101,11 +86,16 @@ class ParallelConfig(HostedBackendConfig):
     disable_cache_fallback: bool = Field(False, description="Error instead of serving stale cache when a live fetch fails.")
 
 
+#: ``web.backend`` and ``web.extract_backend``: core/backends/__init__.py registers one backend per name
+BACKEND_CHOICES = ("auto", "local", "firecrawl", "tavily", "exa", "parallel")
+BackendName = Literal["auto", "local", "firecrawl", "tavily", "exa", "parallel"]
+
+
 class WebConfig(Strict):
-    backend: str | None = Field(
+    backend: BackendName | None = Field(
         "local", description="Backend used to fetch pages: local (default), firecrawl, tavily, exa, parallel, or auto "
         "(the first hosted provider with a key, else local). A key alone never changes the backend.")
-    extract_backend: str | None = Field(None, description="Backend for web_extract (same choices); overrides web.backend.")
+    extract_backend: BackendName | None = Field(None, description="Backend for web_extract (same choices); overrides web.backend.")
     extract_char_limit: int = Field(
         15_000, ge=CHAR_LIMIT_RANGE[0], le=CHAR_LIMIT_RANGE[1],
         description="Budget in characters for what one page returns to the agent, footer included.",
@@ -149,176 +139,78 @@ class WebConfig(Strict):
         return [normalise_allow_entry(h) for h in hosts]
 
 
-class LocalRuntimeConfig(Strict):
-    """``runtimes.local``: commands under bubblewrap on this machine."""
-
-    sandbox: Literal["bwrap", "none"] = Field(
-        "bwrap", description="bwrap, or none to run unsandboxed on purpose (verify says so).")
-    bwrap: str = Field("bwrap", min_length=1, description="The bubblewrap executable (name on PATH or a path).")
-    binds: list[str] = Field(
-        default_factory=lambda: list(SYSTEM_BINDS),
-        description="Host paths visible read-only at the same path (default: a minimal system view; "
-                    "['/'] = the whole host, which verify() warns about).")
-    uid: int = Field(65534, ge=1, le=4_294_967_294, description="Unprivileged uid commands run as (in a user namespace).")
-    gid: int = Field(65534, ge=1, le=4_294_967_294, description="Unprivileged gid commands run as.")
-    network: bool = Field(False, description="Share the host network (off: a private, empty network namespace).")
-    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables inside.")
-    working_dir: str = Field("/tmp", min_length=1, description="Directory commands start in.")
-
-    @field_validator("binds")
-    @classmethod
-    def _absolute_binds(cls, value: list[str]) -> list[str]:
-        for path in value:
-            if not path.startswith("/"):
-                raise ValueError(f"bind {path!r} must be an absolute path")
-        return value
+#: ``runtimes.<name>.type`` → its options, each model next to its adapter (runtimes/<type>/config.py)
+RUNTIME_CONFIGS: dict[str, type[Strict]] = {
+    "local": LocalRuntimeConfig, "docker": DockerRuntimeConfig, "ssh": SshRuntimeConfig, "modal": ModalRuntimeConfig,
+}
+RuntimeConfig = Annotated[Union[LocalRuntimeConfig, DockerRuntimeConfig, SshRuntimeConfig, ModalRuntimeConfig],
+                          Field(discriminator="type")]
+#: the instances that exist without any config, so ``--runtime local`` and ``--runtime docker`` just work
+DEFAULT_INSTANCES = {"local": "local", "docker": "docker"}
+_INSTANCE: TypeAdapter[Any] = TypeAdapter(RuntimeConfig)
 
 
-class DockerRuntimeConfig(Strict):
-    """``runtimes.docker``: a container with cache/web bound read-only; safe defaults."""
+class SyncConfig(Strict):
+    """``runtimes.sync``: the timing of ``webshelf sync``, one watcher for every SSH instance it keeps in step."""
 
-    image: str = Field("debian:bookworm-slim", min_length=1, description="Image to start (needs sh, sed, awk).")
-    container: str | None = Field(None, description="Attach to this running container (name or id) instead of starting one.")
-    docker_host: str | None = Field(None, description="Daemon address; default DOCKER_HOST or the local socket.")
-    network: str = Field("none", min_length=1, description="Docker network mode: none, bridge, host or a network name.")
-    cap_drop: list[str] = Field(["ALL"], description="Capabilities dropped.")
-    cap_add: list[str] = Field(default_factory=list, description="Capabilities added back.")
-    no_new_privileges: bool = Field(True, description="security-opt no-new-privileges.")
-    read_only_root: bool = Field(True, description="Read-only root filesystem.")
-    tmpfs: dict[str, str] = Field({"/tmp": "rw,nosuid,nodev,size=256m"}, description="tmpfs mounts: path → options.")
-    user: str = Field("65534:65534", description="User inside (uid:gid); pages are world-readable, so any uid reads them.")
-    mem_limit: str = Field("1g", pattern=r"^[0-9]+[bkmg]?$", description="Memory limit (docker syntax: 512m, 1g).")
-    cpus: float = Field(1.0, gt=0, le=1024, description="CPU limit.")
-    pids_limit: int = Field(512, ge=16, le=1_000_000, description="Process limit.")
-    labels: dict[str, str] = Field(default_factory=dict, description="Extra container labels.")
-    env: dict[str, str] = Field(default_factory=dict, description="Environment variables inside.")
-    working_dir: str = Field("/tmp", description="Directory commands start in.")
-    volumes: list[str] = Field(default_factory=list, description="Extra binds 'host:container[:ro|rw]' (ro by default).")
-    command: list[str] = Field(
-        ["sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"], min_length=1,
-        description="The container's long-running main process.")
-
-    @field_validator("volumes")
-    @classmethod
-    def _volume_syntax(cls, value: list[str]) -> list[str]:
-        for spec in value:
-            parts = spec.split(":")
-            if not 2 <= len(parts) <= 3 or not all(parts[:2]) or not parts[0].startswith("/") \
-                    or not parts[1].startswith("/") or (len(parts) == 3 and parts[2] not in ("ro", "rw")):
-                raise ValueError(f"volume {spec!r} must be '/host/path:/container/path[:ro|rw]'")
-        return value
-
-
-class ModalImageConfig(Strict):
-    """``runtimes.modal.image`` as a small recipe the adapter turns into a ``modal.Image``."""
-
-    base: str = Field("debian_slim", min_length=1, description="debian_slim, or a registry image tag.")
-    python: str | None = Field(None, description="Python version to add (debian_slim python_version / add_python).")
-    apt: list[str] = Field(default_factory=list, description="Debian packages to install.")
-    pip: list[str] = Field(default_factory=list, description="Python packages to install.")
-
-
-class ModalRuntimeConfig(Strict):
-    """``runtimes.modal``: Modal sandboxes sharing one Volume mounted read-only at the cache path."""
-
-    app: str = Field("webshelf", min_length=1, description="Modal app the sandboxes belong to (created if missing).")
-    volume: str = Field("webshelf-cache", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._-]+$",
-                        description="Modal Volume holding cache/web (created if missing, version 2).")
-    environment: str | None = Field(None, description="Modal environment; default: the profile's.")
-    sandbox_id: str | None = Field(None, description="Attach to this running sandbox (sb-…) instead of creating one.")
-    image: str | ModalImageConfig = Field("debian_slim", description="debian_slim, a registry tag, or {base, python, apt, pip}.")
-    timeout: int = Field(3_600, ge=10, le=86_400, description="Seconds before Modal ends a sandbox we created.")
-    cpu: float | None = Field(None, gt=0, le=64, description="CPU cores reserved (Modal default when null).")
-    memory: int | None = Field(None, ge=128, le=344_064, description="Memory reserved, in MiB (Modal default when null).")
-    workdir: str | None = Field(None, description="Directory commands start in.")
-    user: str | None = Field("65534:65534", pattern=r"^[0-9]+:[0-9]+$",
-                             description="uid:gid commands run as (setpriv inside; no capabilities); "
-                                         "null = the image's user, root on Modal, which verify() fails.")
-    env: dict[str, str] = Field(default_factory=dict, description="Environment variables inside.")
-    secrets: list[str] = Field(default_factory=list, description="Names of Modal Secrets exposed as environment variables.")
-    region: str | list[str] | None = Field(None, description="Region(s) the sandbox may run in.")
-    options: dict[str, Any] = Field(default_factory=dict, description="Other modal.Sandbox.create arguments, passed through.")
-    reload_timeout_s: float = Field(55.0, gt=0, le=600, description="Longest wait for one Volume reload inside a sandbox.")
-    reload_retry_s: float = Field(30.0, ge=0, le=600, description="How long a reload refused because files are open is retried.")
-    reload_concurrency: int = Field(32, ge=1, le=1_024, description="Sandboxes reloaded at once when a page is published.")
-
-    @field_validator("workdir")
-    @classmethod
-    def _absolute_workdir(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith("/"):
-            raise ValueError(f"workdir {value!r} must be an absolute path")
-        return value
-
-
-class SshJumpConfig(Strict):
-    """``runtimes.ssh.hosts.<name>.jump``: a bastion the connection is tunnelled through."""
-
-    host: str = Field(..., min_length=1, description="Jump host name or address.")
-    port: int = Field(22, ge=1, le=65_535)
-    user: str | None = Field(None, description="Login on the jump host (default: the target's user).")
-    key_file: str | None = Field(None, description="Private key for the jump host (default: the target's key).")
-
-
-class SshHostConfig(Strict):
-    """``runtimes.ssh.hosts.<name>``: one remote machine that mirrors cache/web read-only."""
-
-    host: str = Field(..., min_length=1, description="Host name or address to connect to.")
-    port: int = Field(22, ge=1, le=65_535)
-    user: str = Field("root", min_length=1, description="The sync user (root for readonly: bind).")
-    key_file: str | None = Field(None, description="Private key file; unset = ssh-agent and ~/.ssh default keys.")
-    use_agent: bool = Field(True, description="Also try keys from a running ssh-agent.")
-    known_hosts: str = Field("~/.ssh/known_hosts", min_length=1, description="Known-hosts file checked for the host key.")
-    insecure_accept_unknown_host_key: bool = Field(
-        False, description="Accept a host key not in known_hosts (throwaway hosts only; warns).")
-    connect_timeout_s: float = Field(10.0, gt=0, le=600, description="TCP connect + handshake + auth timeout.")
-    keepalive_s: int = Field(15, ge=0, le=3_600, description="Keepalive interval in seconds (0 = off).")
-    jump: SshJumpConfig | None = Field(None, description="Optional jump host.")
-    readonly: Literal["bind", "perms"] = Field(
-        "perms", description="bind: root sync user, staging dir bind-mounted read-only; perms: 0444/0555 files.")
-    staging_dir: str | None = Field(None, description="readonly: bind staging directory (default: beside cache/web).")
-    agent_user: str | None = Field(None, description="The user commands (exec, verify) run as; default: user.")
-    agent_key_file: str | None = Field(None, description="Key for agent_user (default: key_file).")
-    transfer: Literal["auto", "tar", "sftp"] = Field("auto", description="tar stream over exec, or SFTP; auto = tar if present.")
-
-    @field_validator("staging_dir")
-    @classmethod
-    def _absolute_staging(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith("/"):
-            raise ValueError(f"staging_dir {value!r} must be an absolute path")
-        return value
-
-
-class SshRuntimeConfig(Strict):
-    """``runtimes.ssh``: remote hosts reached over SSH (paramiko); runtime names ``ssh:<host name>``."""
-
-    hosts: dict[str, SshHostConfig] = Field(default_factory=dict, description="Remote hosts by name.")
-    publish_timeout_s: float = Field(10.0, gt=0, le=600, description="How long publish waits for every host.")
-    batch_files: int = Field(1_000, ge=1, le=100_000, description="Files per transfer batch.")
-    batch_bytes: int = Field(64_000_000, ge=1_000, le=10_000_000_000, description="Bytes per transfer batch.")
-    reconnect_attempts: int = Field(5, ge=1, le=100, description="Connection attempts before an error.")
-    reconnect_backoff_s: float = Field(0.5, ge=0, le=60, description="First backoff; doubles per attempt (max 30 s).")
-    debounce_s: float = Field(0.05, ge=0, le=60, description="webshelf sync: quiet time before a batch is sent.")
-    max_wait_s: float = Field(0.5, gt=0, le=600, description="webshelf sync: longest a change waits for its batch.")
-    rescan_interval_s: float = Field(60.0, gt=0, le=86_400, description="webshelf sync: full diff this often.")
-
-    @field_validator("hosts")
-    @classmethod
-    def _host_names(cls, value: dict[str, SshHostConfig]) -> dict[str, SshHostConfig]:
-        for name in value:
-            if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-                raise ValueError(f"host name {name!r} may only use letters, digits, '.', '_' and '-'")
-        return value
+    debounce_s: float = Field(0.05, ge=0, le=60, description="Quiet time before a batch is sent.")
+    max_wait_s: float = Field(0.5, gt=0, le=600, description="Longest a change waits for its batch.")
+    rescan_interval_s: float = Field(60.0, gt=0, le=86_400, description="Full diff this often (and after a reconnect).")
 
 
 class RuntimesConfig(Strict):
-    """``runtimes``: one block per sandbox kind, plus how long publishing may take."""
+    """``runtimes``: shared settings, and every other key is a named instance with a ``type``.
+
+    Like SWE-ReX's deployment configs: one model per type with ``extra="forbid"``, chosen by
+    ``type`` (a discriminated union), so ``gpu-box`` and ``cpu-box`` are two docker blocks and an
+    SSH host is one ``type: ssh`` block. ``local`` and ``docker`` exist with their defaults unless
+    an instance of that name is configured. Instances are attributes (``config.runtimes.gpu_box``
+    for a name that is an identifier) and ``instances()`` lists them all.
+    """
+
+    # assignments are validated by __setattr__: pydantic's own validate_assignment mixes typed extras up
+    model_config = ConfigDict(extra="allow", validate_assignment=False)
+    __pydantic_extra__: dict[str, RuntimeConfig] = Field(init=False)
 
     publish_timeout_s: float = Field(
         10.0, gt=0, le=600, description="How long web_extract waits for sandboxes to confirm a page is visible.")
-    local: LocalRuntimeConfig = Field(default_factory=LocalRuntimeConfig)
-    docker: DockerRuntimeConfig = Field(default_factory=DockerRuntimeConfig)
-    modal: ModalRuntimeConfig = Field(default_factory=ModalRuntimeConfig)
-    ssh: SshRuntimeConfig = Field(default_factory=SshRuntimeConfig)
+    sync: SyncConfig = Field(default_factory=SyncConfig, description="webshelf sync's timing.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            out = {name: {"type": kind} for name, kind in DEFAULT_INSTANCES.items() if name not in data}
+            for key, value in data.items():
+                if key not in cls.model_fields and not INSTANCE_NAME.fullmatch(str(key)):
+                    raise ValueError(f"runtime name {key!r} may only use letters, digits, '.', '_' and '-' "
+                                     "(and starts with a letter or digit)")  # `local:` with nothing under it is the default instance too
+                out[key] = {"type": DEFAULT_INSTANCES[key]} if value is None and key in DEFAULT_INSTANCES else value
+            data = out
+        return data
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """``config.runtimes.gpu = DockerRuntimeConfig(…)`` adds or replaces an instance, validated as one."""
+        if name.startswith("_"):
+            return super().__setattr__(name, value)
+        if name in type(self).model_fields:  # validated alone, with the field's constraints
+            return super().__setattr__(name, getattr(type(self).model_validate({name: value}), name))
+        if not INSTANCE_NAME.fullmatch(name):
+            raise ConfigError(f"runtime name {name!r} may only use letters, digits, '.', '_' and '-'", key=f"runtimes.{name}")
+        self.__pydantic_extra__[name] = _INSTANCE.validate_python(value)
+
+    @classmethod
+    def extra_model(cls, value: Any) -> type[Strict] | None:
+        """The model of an instance block (for core/config_env.py): chosen by its ``type``."""
+        return RUNTIME_CONFIGS.get(value.get("type")) if isinstance(value, dict) else None
+
+    def instances(self) -> dict[str, Strict]:
+        """Every runtime instance by name (defaults included)."""
+        return dict(self.__pydantic_extra__ or {})
+
+    def of_type(self, kind: str) -> list[str]:
+        """The names of the instances of one type, in config order."""
+        return [name for name, settings in self.instances().items() if settings.type == kind]
 
 
 class CacheConfig(Strict):
@@ -386,39 +278,30 @@ def config_path(explicit: str | Path | None = None) -> tuple[Path, bool]:
     return default_home() / "config.yaml", False
 
 
-def _describe(err: dict[str, Any]) -> str:
-    key = ".".join(str(p) for p in err["loc"])
-    kind = err["type"]
-    if kind == "extra_forbidden":
-        return f"{key}: unknown key (check the spelling; see README's config reference)"
-    ctx = err.get("ctx") or {}
-    bounds = {"greater_than_equal": "≥ {ge}", "less_than_equal": "≤ {le}", "greater_than": "> {gt}", "less_than": "< {lt}"}
-    if kind in bounds:
-        return f"{key}: {err['input']!r} is out of range; allowed: {bounds[kind].format(**ctx)}"
-    return f"{key}: {err['msg']} (got {err.get('input')!r})"
-
-
 def parse_config(data: Any, file: Path) -> Config:
     """Validate already-loaded YAML data; errors name the file and every bad key."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: the top level must be a mapping of sections (web, cache, runtimes)", path=str(file))
+    data = empty_sections(Config, data)  # `web:` with nothing under it: the defaults
+    check_old_shape(data, file)
     unset: dict[tuple, Unset] = {}
     data = interpolate(data, file, unset)
     deferred: dict[tuple, Unset] = {}
     for parts, missing in unset.items():  # a setting naming an unset ${VAR} takes its default for now
-        if (path := field_path(Config, parts)) is not None:
+        if (path := field_path(Config, parts, data)) is not None:
             deferred.setdefault(path, missing)
             prune(data, path)
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
         for err in exc.errors():  # a required setting cannot wait: its variable is needed now
-            if err["type"] == "missing" and tuple(err["loc"]) in deferred:
-                raise deferred[tuple(err["loc"])].error() from None
-        problems = "; ".join(_describe(e) for e in exc.errors())
-        raise ConfigError(f"{file}: {problems}", path=str(file)) from None
+            if err["type"] == "missing" and (loc := clean_loc(Config, tuple(err["loc"]))) in deferred:
+                raise deferred[loc].error() from None
+        problems = describe(exc, Config, tuple(RUNTIME_CONFIGS))
+        raise ConfigError(f"{file}: {'; '.join(message for _, message in problems)}", path=str(file),
+                          key=key_of(problems[0][0]) if problems else None) from None
     for path, missing in deferred.items():
         defer(config, path, missing)
     return config
@@ -434,7 +317,7 @@ def load_config(path: str | Path | None = None) -> Config:
     try:
         data = yaml.safe_load(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{file}: not valid YAML: {exc}", path=str(file)) from None
+        raise ConfigError(yaml_problem(file, exc), path=str(file)) from None
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read: {exc.strerror}", path=str(file)) from None
     config = parse_config(data, file).with_home(default_home())

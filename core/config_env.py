@@ -72,26 +72,39 @@ def _model(annotation: Any) -> type[BaseModel] | None:
     return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
 
 
-def field_path(root: type[BaseModel], parts: tuple[Part, ...]) -> tuple[Part, ...] | None:
-    """The path of the model field that holds ``parts`` (model fields, and keys of dicts of models),
-    or None for a key the models do not know (then validation names it as unknown)."""
+def field_path(root: type[BaseModel], parts: tuple[Part, ...], data: Any = None) -> tuple[Part, ...] | None:
+    """The path of the model field that holds ``parts`` (model fields, keys of dicts of models,
+    and runtime instances, whose model ``data`` — the loaded YAML — chooses by its ``type``), or
+    None for a key the models do not know (then validation names it as unknown)."""
     current: type[BaseModel] | None = root
+    node = data
     path: list[Part] = []
     i = 0
     while i < len(parts):
         name = parts[i]
-        if current is None or not isinstance(name, str) or name not in current.model_fields:
+        if current is None or not isinstance(name, str):
             return None
+        if name not in current.model_fields:  # a named instance (RuntimesConfig.extra_model)
+            hook = getattr(current, "extra_model", None)
+            value = node.get(name) if isinstance(node, dict) else None
+            inner = hook(value) if hook is not None else None
+            if inner is None or i + 1 >= len(parts):
+                return None
+            path.append(name)
+            current, node, i = inner, value, i + 1
+            continue
         path.append(name)
+        value = node.get(name) if isinstance(node, dict) else None
         annotation = current.model_fields[name].annotation
         if (inner := _model(annotation)) and i + 1 < len(parts):
-            current, i = inner, i + 1
+            current, node, i = inner, value, i + 1
             continue
         args = typing.get_args(annotation)
         if typing.get_origin(annotation) is dict and len(args) == 2 and (inner := _model(args[1])) \
                 and i + 2 < len(parts):
             path.append(parts[i + 1])
             current, i = inner, i + 2
+            node = value.get(parts[i - 1]) if isinstance(value, dict) else None
             continue
         return tuple(path)
     return tuple(path)
@@ -109,7 +122,10 @@ def defer(config: BaseModel, path: tuple[Part, ...], unset: Unset) -> None:
     """Make reading the field at ``path`` of the validated ``config`` raise ``unset.error()``."""
     owner: Any = config
     for part in path[:-1]:
-        owner = owner.__dict__[part] if isinstance(owner, BaseModel) else owner[part]
+        if isinstance(owner, BaseModel):  # a field, or a named instance (pydantic keeps those as extras)
+            owner = owner.__dict__[part] if part in owner.__dict__ else owner.__pydantic_extra__[part]
+        else:
+            owner = owner[part]
     pending = object.__getattribute__(owner, "__pydantic_private__")
     pending["_unset"] = {**pending.get("_unset", {}), path[-1]: unset}
 
@@ -117,7 +133,7 @@ def defer(config: BaseModel, path: tuple[Part, ...], unset: Unset) -> None:
 def unset_settings(model: BaseModel) -> list[Unset]:
     """Every deferred setting under ``model`` (for ``config show`` and ``config check``)."""
     found = list((object.__getattribute__(model, "__pydantic_private__") or {}).get("_unset", {}).values())
-    for value in model.__dict__.values():
+    for value in [*model.__dict__.values(), *(model.__pydantic_extra__ or {}).values()]:
         for item in value.values() if isinstance(value, dict) else [value]:
             if isinstance(item, BaseModel):
                 found.extend(unset_settings(item))

@@ -1,7 +1,8 @@
 """webshelf's side of the runtimes: build one from config, read inside it.
 
 ``runtimes`` may not import ``core``, so this is where a runtime meets the config models:
-``open_runtime`` builds an adapter from ``runtimes.<name>``, and ``read_file_in`` is the
+``open_runtime`` builds the adapter of instance ``runtimes.<name>`` (its ``type`` picks the
+class), and ``read_file_in`` is the
 agent-side ``read_file`` — run inside the sandbox with its own ``sh``/``awk`` — returning
 exactly what host ``read_file`` returns, errors included. The adapters raise the runtime
 classes of the one error tree (``webshelf.errors``) themselves, so nothing is converted here.
@@ -12,8 +13,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from webshelf.cache.layout import PAGE_SUFFIX, CacheLayout
 from webshelf.core.config import Config, load_config
 from webshelf.errors import (
@@ -23,24 +22,37 @@ from webshelf.core.read import check_read_args, offset_past_end, page_not_found
 from webshelf.mounts.spec import cache_mount
 from webshelf.runtimes.base import Runtime
 from webshelf.runtimes.owner import Orphan
-from webshelf.runtimes.registry import kind_of, names, runtime_class
+from webshelf.runtimes.registry import runtime_class, types
 from webshelf.runtimes.local.scratch import orphan_dirs
 
 
 def open_runtime(name: str, config: Config | None = None) -> Runtime:
-    """The runtime configured under ``runtimes.<name>``, not yet started (use ``with``)."""
+    """The runtime instance configured as ``runtimes.<name>``, not yet started (use ``with``).
+
+    ``name`` is the instance's name; its ``type`` picks the adapter (runtimes/registry.py).
+    Without any config, ``local`` and ``docker`` exist with their defaults."""
     config = config or load_config()
-    kind = kind_of(name)  # "ssh:web1" → the runtimes.ssh section, host web1
-    settings = getattr(config.runtimes, kind, None) if kind in names() else None
-    if not isinstance(settings, BaseModel):
-        raise ConfigError(f"unknown runtime {name!r}; known runtimes: {', '.join(names())}", key=f"runtimes.{name}")
-    cls = runtime_class(name)
+    settings = config.runtimes.instances().get(name)
+    if settings is None:
+        raise ConfigError(unknown_runtime(name, config), key=f"runtimes.{name}")
+    cls = runtime_class(settings.type, name)
     try:
         mount = cache_mount(config.home)
     except CacheError as exc:
-        raise MountError(f"cannot create the cache directory under {config.home}: {exc.context.get('reason', exc)}",
-                         runtime=name, path=exc.context.get("path")) from None
+        raise MountError(f"runtime {name!r}: cannot create the cache directory under {config.home}: "
+                         f"{exc.context.get('reason', exc)}", runtime=name, path=exc.context.get("path")) from None
     return cls(settings, mount, name=name)
+
+
+def unknown_runtime(name: str, config: Config) -> str:
+    """What to say about a runtime name that is not configured (the old ``ssh:web1`` included)."""
+    configured = ", ".join(f"{n} ({s.type})" for n, s in config.runtimes.instances().items())
+    kind, colon, host = name.partition(":")
+    if colon and kind in types():
+        return (f"unknown runtime {name!r}: runtime names no longer carry their type; configure runtimes.{host} with "
+                f"type: {kind} and use --runtime {host}; configured runtimes: {configured}")
+    return (f"unknown runtime {name!r}; configured runtimes: {configured}; add it under runtimes: with a type "
+            f"({', '.join(types())})")
 
 
 def open_running(name: str, config: Config | None = None) -> Runtime:
@@ -90,12 +102,18 @@ def find_orphans(config: Config | None = None) -> tuple[list[Orphan], list[str]]
     SDK, no daemon) — a machine without docker has no containers to leave behind."""
     config = config or load_config()
     found, notes = list(orphan_dirs()), []
-    try:
-        docker = open_runtime("docker", config)
+    daemons: set[str | None] = set()
+    for name in config.runtimes.of_type("docker"):  # each daemon once: several instances may share one
+        daemon = config.runtimes.instances()[name].docker_host
+        if daemon in daemons:
+            continue
+        daemons.add(daemon)
         try:
-            found += docker.orphans()
-        finally:
-            docker.stop()  # only closes the client: nothing was started
-    except WebshelfError as exc:
-        notes.append(f"docker containers not checked: {exc.message}")
+            docker = open_runtime(name, config)
+            try:
+                found += docker.orphans()
+            finally:
+                docker.stop()  # only closes the client: nothing was started
+        except WebshelfError as exc:
+            notes.append(f"docker containers not checked: {exc.message}")
     return found, notes

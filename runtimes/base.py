@@ -87,7 +87,7 @@ class Runtime(ABC):
 
     @abstractmethod
     def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
-        """Run ``argv`` (no shell) inside; raise ``SandboxTimeoutError`` after ``timeout`` s."""
+        """Run ``argv`` (no shell) inside; raise ``RuntimeTimeoutError`` after ``timeout`` s."""
 
     def __enter__(self) -> "Runtime":
         try:
@@ -112,7 +112,7 @@ class Runtime(ABC):
         """Return only when none of the paths is readable inside any more."""
 
     def verify(self, *, timeout: float = 30.0) -> VerifyReport:
-        """Check the mount from inside; raise ``MountCheckError`` naming what failed."""
+        """Check the mount from inside; raise ``MountError`` naming what failed."""
         from webshelf.runtimes.verify import verify_mount
 
         report = verify_mount(self, timeout=timeout)

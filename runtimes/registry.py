@@ -1,7 +1,9 @@
-"""Runtime names → adapter classes, imported only when a runtime is used.
+"""Runtime types → adapter classes, imported only when a runtime of that type is opened.
 
-The name is the section under ``runtimes:`` in the YAML. Adding a runtime kind is one line
-here (or a ``register`` call from a plugin); its optional SDK stays unimported until then.
+A config names instances (``runtimes.gpu-box: {type: docker, …}``); the ``type`` picks the
+adapter here, and the instance's name is only a name. Adding a runtime type is one line here
+(or a ``register`` call from a plugin) plus its options model; its optional SDK stays
+unimported until an instance of that type is opened.
 """
 
 from __future__ import annotations
@@ -19,23 +21,20 @@ _RUNTIMES: dict[str, str] = {
 }
 
 
-def register(name: str, target: str) -> None:
-    """Map ``name`` to ``"module:Class"`` (a ``Runtime`` subclass)."""
-    _RUNTIMES[name] = target
+def register(kind: str, target: str) -> None:
+    """Map the runtime type ``kind`` to ``"module:Class"`` (a ``Runtime`` subclass)."""
+    _RUNTIMES[kind] = target
 
 
-def names() -> list[str]:
+def types() -> list[str]:
+    """The runtime types an instance's ``type`` may name."""
     return sorted(_RUNTIMES)
 
 
-def kind_of(name: str) -> str:
-    """``ssh:web1`` → ``ssh``: a runtime name may pick one instance of a kind after a colon."""
-    return name.partition(":")[0]
-
-
-def runtime_class(name: str) -> type[Runtime]:
-    target = _RUNTIMES.get(kind_of(name))
+def runtime_class(kind: str, name: str | None = None) -> type[Runtime]:
+    """The adapter class of runtime type ``kind`` (``name``: the instance, for the error)."""
+    target = _RUNTIMES.get(kind)
     if target is None:
-        raise RuntimeUnavailableError(f"unknown runtime; known runtimes: {', '.join(names())}", runtime=name)
+        raise RuntimeUnavailableError(f"unknown runtime type {kind!r}; known types: {', '.join(types())}", runtime=name or kind)
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)

@@ -159,6 +159,6 @@ class Sshd:
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def host_config(self, **overrides) -> dict:
-        """A ``runtimes.ssh.hosts.<name>`` block for this server."""
+        """The options of a ``runtimes.<name>`` block of type ssh for this server."""
         return {"host": "127.0.0.1", "port": self.port, "user": "root", "key_file": str(self.user_key),
                 "known_hosts": str(self.known_hosts), "use_agent": False, "connect_timeout_s": 5, **overrides}

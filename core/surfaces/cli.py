@@ -249,7 +249,7 @@ def config_check(ctx: click.Context) -> None:
 # sync, tools, mcp ------------------------------------------------------------------------
 @main.command("sync")
 @click.option("--runtime", "names", multiple=True, metavar="NAME",
-              help="An ssh runtime to keep in step (repeatable; default: every runtimes.ssh host).")
+              help="A runtime of type ssh to keep in step (repeatable; default: every one configured).")
 @click.option("--once", is_flag=True, help="Run one full diff per host and exit.")
 @click.pass_context
 def sync_command(ctx: click.Context, names: tuple[str, ...], once: bool) -> None:

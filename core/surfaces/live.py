@@ -1,8 +1,9 @@
 """``webshelf sync``: keep SSH mirrors in step with this host's cache, in the foreground.
 
-Each named runtime is started (connect, prepare the read-only directory, full diff), then a
-``mounts.watch.LiveSync`` mirrors every later change until SIGINT or SIGTERM, after which the
-pending batch is sent and the connections are closed. ``once=True`` stops after the full diff.
+By default every runtime instance of type ssh is kept in step (timing: ``runtimes.sync``). Each
+is started (connect, prepare the read-only directory, full diff), then a ``mounts.watch.LiveSync``
+mirrors every later change until SIGINT or SIGTERM, after which the pending batch is sent and the
+connections are closed. ``once=True`` stops after the full diff.
 """
 
 from __future__ import annotations
@@ -20,14 +21,15 @@ from webshelf.mounts.watch import LiveSync
 
 
 def sync_names(config: Config, names: Sequence[str]) -> list[str]:
-    """The runtimes to sync: those named, or every configured SSH host."""
+    """The runtimes to sync: those named, or every runtime instance of type ssh."""
     if names:
         return list(names)
-    hosts = sorted(config.runtimes.ssh.hosts)
+    hosts = config.runtimes.of_type("ssh")
     if not hosts:
-        raise ConfigError("nothing to sync: no hosts under runtimes.ssh.hosts (or name one with --runtime)",
-                          key="runtimes.ssh.hosts")
-    return [f"ssh:{h}" for h in hosts]
+        raise ConfigError("nothing to sync: no runtime of type ssh is configured; add one under runtimes: "
+                          "(e.g. runtimes.web1: {type: ssh, host: web1.example.com}) or name one with --runtime",
+                          key="runtimes")
+    return hosts
 
 
 def run_sync(config: Config, names: Sequence[str], *, once: bool, echo: Callable[[str], None],
@@ -38,10 +40,10 @@ def run_sync(config: Config, names: Sequence[str], *, once: bool, echo: Callable
     for name in sync_names(config, names):
         runtime = open_runtime(name, config)
         if not hasattr(runtime, "sync"):
-            raise ConfigError(f"runtime {name!r} bind-mounts the cache and needs no sync; name an ssh runtime",
+            raise ConfigError(f"runtime {name!r} bind-mounts the cache and needs no sync; name a runtime of type ssh",
                               key=f"runtimes.{name}")
         runtimes.append(runtime)
-    s = config.runtimes.ssh
+    s = config.runtimes.sync
     live = None if once else LiveSync(runtimes[0].mount.path, runtimes, debounce_s=s.debounce_s,
                                       max_wait_s=s.max_wait_s, rescan_interval_s=s.rescan_interval_s,
                                       report=lambda t, m: echo(f"{t}: {m}"))

@@ -81,7 +81,7 @@ class DockerRuntime(BindRuntime):
                                            f"({exc.explanation or exc})", runtime=self.name)
         return RuntimeUnavailableError(f"{doing}: the Docker daemon at {self._where()} does not answer "
                                        f"({type(exc).__name__}: {exc}); start dockerd, or point DOCKER_HOST / "
-                                       "runtimes.docker.docker_host at a running daemon", runtime=self.name)
+                                       f"runtimes.{self.name}.docker_host at a running daemon", runtime=self.name)
 
     def _dead(self, what: str) -> RuntimeExecError:
         try:
@@ -90,7 +90,7 @@ class DockerRuntime(BindRuntime):
             tail = self.container.logs(tail=5).decode(errors="replace").strip()
             info = f"status {state.get('Status')}, exit code {state.get('ExitCode')}"
             if state.get("OOMKilled"):
-                info += ", killed for memory (raise runtimes.docker.mem_limit)"
+                info += f", killed for memory (raise runtimes.{self.name}.mem_limit)"
             if tail:
                 info += f"; last output: {tail[-400:]}"
         except self._docker.errors.NotFound:
@@ -103,7 +103,7 @@ class DockerRuntime(BindRuntime):
         web = self.mount.path
         if self.attached:
             return (f"container {self.settings.container!r} was not started with the cache mounted; recreate it with "
-                    f"--mount type=bind,source={web},target={web},readonly (or unset runtimes.docker.container)")
+                    f"--mount type=bind,source={web},target={web},readonly (or unset runtimes.{self.name}.container)")
         return super().mount_hint()
 
     # lifecycle -------------------------------------------------------------------------------
@@ -126,7 +126,7 @@ class DockerRuntime(BindRuntime):
                 self.container = self._client.containers.get(self.settings.container)
             except errors.NotFound:
                 raise RuntimeUnavailableError(f"no container named {self.settings.container!r} "
-                                              "(runtimes.docker.container); start it first or unset the key", runtime=self.name) from None
+                                              f"(runtimes.{self.name}.container); start it first or unset the key", runtime=self.name) from None
             try:
                 if self.container.status != "running":
                     raise self._dead("cannot attach")
@@ -141,7 +141,7 @@ class DockerRuntime(BindRuntime):
             self._client.images.get(self.settings.image)
         except errors.ImageNotFound:
             raise RuntimeUnavailableError(f"image {self.settings.image!r} is not on this Docker host; `docker pull "
-                                          f"{self.settings.image}` or build/import it, or set runtimes.docker.image", runtime=self.name) from None
+                                          f"{self.settings.image}` or build/import it, or set runtimes.{self.name}.image", runtime=self.name) from None
         try:
             self.container = self._client.containers.create(self.settings.image, **self._create_options())
         except errors.APIError as exc:

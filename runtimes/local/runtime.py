@@ -44,8 +44,8 @@ class LocalRuntime(BindRuntime):
             self._bwrap = shutil.which(self.settings.bwrap)
             if self._bwrap is None:
                 raise RuntimeUnavailableError(f"bubblewrap ({self.settings.bwrap!r}) is not installed or not on PATH; install it "
-                                              "(Debian/Ubuntu: apt-get install bubblewrap) or set runtimes.local.bwrap to its path. "
-                                              "To run without a sandbox on purpose, set runtimes.local.sandbox: none", runtime=self.name)
+                                              f"(Debian/Ubuntu: apt-get install bubblewrap) or set runtimes.{self.name}.bwrap to its path. "
+                                              f"To run without a sandbox on purpose, set runtimes.{self.name}.sandbox: none", runtime=self.name)
             for orphan in orphan_dirs():  # left by a local runtime whose process was killed
                 orphan.remove()
             self._scratch = make_scratch()
@@ -108,16 +108,16 @@ class LocalRuntime(BindRuntime):
         return self.settings.sandbox == "none" or whole_host(self.settings.binds)
 
     def privilege_hint(self) -> str:
-        return ("bwrap must run with --unshare-user, an unprivileged --uid/--gid (runtimes.local.uid/gid) and "
+        return (f"bwrap must run with --unshare-user, an unprivileged --uid/--gid (runtimes.{self.name}.uid/gid) and "
                 "--cap-drop ALL; bubblewrap 0.8 or newer is needed")
 
     def exposure_hint(self) -> str:
-        return ("remove the bind that shows it from webshelf.runtimes.local.runtime.binds (the default is a minimal system view: "
+        return (f"remove the bind that shows it from runtimes.{self.name}.binds (the default is a minimal system view: "
                 + ", ".join(SYSTEM_BINDS) + ")")
 
     def view_warnings(self) -> list[str]:
         if self.settings.sandbox != "none" and whole_host(self.settings.binds):
-            return ["runtimes.local.binds includes '/': the whole host filesystem is visible read-only inside "
+            return [f"runtimes.{self.name}.binds includes '/': the whole host filesystem is visible read-only inside "
                     "(home directories, keys, sockets under /run); remove '/' to get the minimal system view"]
         return []
 

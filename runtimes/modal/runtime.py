@@ -73,7 +73,7 @@ class ModalRuntime(Runtime):
                 sandbox = seam.attach_sandbox(self.settings.sandbox_id)
                 if not seam.is_running(sandbox):
                     raise RuntimeExecError(f"sandbox {self.settings.sandbox_id!r} has finished; "
-                                           "start a new one or unset runtimes.modal.sandbox_id", runtime=self.name)
+                                           f"start a new one or unset runtimes.{self.name}.sandbox_id", runtime=self.name)
             else:
                 sandbox = seam.create_sandbox(self._request())
         except BaseException:
@@ -106,7 +106,7 @@ class ModalRuntime(Runtime):
         if self.attached:
             return (f"sandbox {self.settings.sandbox_id!r} was not created with Volume {self.settings.volume!r} at "
                     f"{self.mount.path}; create it with volumes={{{str(self.mount.path)!r}: modal.Volume.from_name("
-                    f"{self.settings.volume!r}).with_mount_options(read_only=True)}} (or unset runtimes.modal.sandbox_id)")
+                    f"{self.settings.volume!r}).with_mount_options(read_only=True)}} (or unset runtimes.{self.name}.sandbox_id)")
         return super().mount_hint()
 
     # commands --------------------------------------------------------------------------------
@@ -131,13 +131,13 @@ class ModalRuntime(Runtime):
 
     def privilege_hint(self) -> str:
         if not self.settings.user:
-            return "set runtimes.modal.user (default 65534:65534) so commands run unprivileged"
-        return f"runtimes.modal.user is {self.settings.user}: use a non-zero uid, and an image with setpriv (util-linux)"
+            return f"set runtimes.{self.name}.user (default 65534:65534) so commands run unprivileged"
+        return f"runtimes.{self.name}.user is {self.settings.user}: use a non-zero uid, and an image with setpriv (util-linux)"
 
     # mount contract ----------------------------------------------------------------------------
     def _confirm(self, action: str, failures: dict[str, str]) -> None:
         if id(self) not in self.fleet.members:
-            raise RuntimeExecError(f"{action}: sandbox {self.sandbox_id} has finished (runtimes.modal.timeout "
+            raise RuntimeExecError(f"{action}: sandbox {self.sandbox_id} has finished (runtimes.{self.name}.timeout "
                                    "ends it); start a new one", runtime=self.name)
         if failures:
             detail = "; ".join(f"sandbox {sid}: {why}" for sid, why in sorted(failures.items()))

@@ -95,7 +95,7 @@ class ModalSeam(ABC):
 
     @abstractmethod
     def exec(self, sandbox: Any, argv: Sequence[str], *, timeout: float, stdin: bytes | None) -> ExecResult:
-        """Run ``argv`` inside; ``SandboxTimeoutError`` when it outlives ``timeout``."""
+        """Run ``argv`` inside; ``RuntimeTimeoutError`` when it outlives ``timeout``."""
 
     @abstractmethod
     def reload(self, sandbox: Any, *, timeout: float) -> None:

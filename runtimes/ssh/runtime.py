@@ -10,8 +10,8 @@ right after ``web_extract`` never misses. Read-only for the agent by one of two 
 * ``readonly: perms`` — files 0444 and the directory 0555, owned by the sync user; the agent
   runs as another user (``agent_user``), which ``verify()`` uses to prove writes fail.
 
-Runtime names: ``ssh:<name>`` for ``runtimes.ssh.hosts.<name>`` (plain ``ssh`` when exactly one
-host is configured). ``start()`` connects, prepares the directory and runs a full diff;
+One runtime instance is one host: ``runtimes.<name>: {type: ssh, host: …}`` (runtimes/ssh/config.py),
+opened as ``--runtime <name>``. ``start()`` connects, prepares the directory and runs a full diff;
 ``stop()`` only disconnects — the mirror stays for the next run. paramiko is imported here.
 """
 
@@ -29,24 +29,6 @@ from webshelf.runtimes.ssh.transport import SshTransport
 MODES = {"bind": (0o644, 0o755), "perms": (0o444, 0o555)}  # file mode, directory mode
 
 
-def pick_host(runtime: str, settings) -> tuple[str, object]:
-    """The host block a runtime name selects: ``ssh:<name>``, or ``ssh`` with exactly one host."""
-    _, _, wanted = runtime.partition(":")
-    hosts = settings.hosts
-    if not hosts:
-        raise RuntimeUnavailableError("no hosts configured; add one under runtimes.ssh.hosts.<name> "
-                                      "(host, port, user, key_file, …)", runtime=runtime)
-    if not wanted:
-        if len(hosts) != 1:
-            raise RuntimeUnavailableError(f"several hosts are configured; name one: "
-                                          f"{', '.join('ssh:' + n for n in sorted(hosts))}", runtime=runtime)
-        wanted = next(iter(hosts))
-    if wanted not in hosts:
-        raise RuntimeUnavailableError(f"no host {wanted!r} under runtimes.ssh.hosts; "
-                                      f"configured: {', '.join(sorted(hosts)) or 'none'}", runtime=runtime)
-    return wanted, hosts[wanted]
-
-
 class SshRuntime(Runtime):
     kind = "ssh"
     #: webshelf never creates the remote machine, only attaches to it (so ``extract --runtime`` may use it)
@@ -54,7 +36,7 @@ class SshRuntime(Runtime):
 
     def __init__(self, settings, mount, *, name: str | None = None) -> None:
         super().__init__(settings, mount, name=name)
-        self.host_name, self.host = pick_host(self.name, settings)
+        self.host_name, self.host = self.name, settings  # the instance is the host
         self.mode = self.host.readonly
         self.conn: SshConnection | None = None
         self.agent_conn: SshConnection | None = None
@@ -160,7 +142,7 @@ class SshRuntime(Runtime):
             self._retrying(lambda: engine.push(paths))
         except RuntimeTimeoutError:
             raise RuntimeTimeoutError(f"{self.conn.where}: copying {len(paths)} page(s) did not finish within "
-                                      f"{self.settings.publish_timeout_s:g} s (runtimes.ssh.publish_timeout_s); host {self.host_name!r} "
+                                      f"{self.settings.publish_timeout_s:g} s (runtimes.{self.name}.publish_timeout_s); host {self.host_name!r} "
                                       "may lag until the copy or the next sync completes", runtime=self.name) from None
 
     def retract(self, paths: Sequence[str]) -> None:

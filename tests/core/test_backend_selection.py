@@ -118,11 +118,11 @@ def test_backends_says_when_the_configured_backend_cannot_be_used(home):
     result = CliRunner().invoke(main, ["backend", "list"])
     assert result.exit_code == 1
     assert "extract uses: parallel (unusable: set its API key) — web.backend is parallel\n" in result.output
-    (home / "config.yaml").write_text("web:\n  backend: scrapy\n")
+    (home / "config.yaml").write_text("web:\n  backend: scrapy\n")  # issue 13: a validated choice
     result = CliRunner().invoke(main, ["backend", "list"])
-    assert result.exit_code == 1
-    assert "extract uses: scrapy (unknown backend; choose one of: auto, local, firecrawl, tavily, exa, parallel)" \
-        in result.output
+    assert result.exit_code == 2
+    assert result.stderr == (f"error[config_invalid]: {home / 'config.yaml'}: web.backend: 'scrapy' is not one of the "
+                             "choices; choose one of: auto, local, firecrawl, tavily, exa, parallel\n")
 
 
 def test_a_backend_without_its_key_fails_the_same_way_cached_or_not(home_config_allows_loopback, server):

@@ -33,7 +33,7 @@ def test_sizes_accept_bytes_or_units(value, size):
 
 
 @pytest.mark.parametrize("cache, message", [
-    ({"ttl": "7 days"}, "cache.ttl: Value error, '7 days' is not a duration"),
+    ({"ttl": "7 days"}, "cache.ttl: '7 days' is not a duration"),
     ({"max_age": -1}, "cache.max_age: -1 is out of range; allowed: ≥ 0"),
     ({"max_total_bytes": "10k"}, "cache.max_total_bytes: 10240 is out of range; allowed: ≥ 1048576"),
     ({"max_file_chars": 100}, "cache.max_file_chars: 100 is out of range; allowed: ≥ 10000"),

@@ -83,8 +83,8 @@ def test_the_error_comes_when_the_setting_is_read_and_names_key_and_variable(tmp
 
 def test_a_required_setting_cannot_wait_and_an_unknown_key_is_still_named(tmp_path, monkeypatch):
     monkeypatch.delenv("WS_NOPE_HOST", raising=False)
-    with pytest.raises(ConfigError, match=r"runtimes\.ssh\.hosts\.b1\.host: environment variable WS_NOPE_HOST"):
-        parse_config(yaml.safe_load("runtimes:\n  ssh:\n    hosts:\n      b1:\n        host: '${WS_NOPE_HOST}'\n"),
+    with pytest.raises(ConfigError, match=r"runtimes\.b1\.host: environment variable WS_NOPE_HOST"):
+        parse_config(yaml.safe_load("runtimes:\n  b1:\n    type: ssh\n    host: '${WS_NOPE_HOST}'\n"),
                      tmp_path / "c.yaml")
     with pytest.raises(ConfigError, match=r"web\.firecrawl\.bogus: unknown key"):
         parse_config({"web": {"firecrawl": {"bogus": "${WS_NOPE_HOST}"}}}, tmp_path / "c.yaml")

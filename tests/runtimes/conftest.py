@@ -101,11 +101,11 @@ def agent_user() -> str:
 
 
 def ssh_config(config, server, **host):
-    """Point ``config`` at ``server`` as runtimes.ssh.hosts.loop; returns the runtime name."""
-    from webshelf.core.config import SshHostConfig
+    """Point ``config`` at ``server`` as the runtime instance ``loop`` (type ssh); returns its name."""
+    from webshelf.runtimes.ssh.config import SshRuntimeConfig
 
-    config.runtimes.ssh.hosts = {"loop": SshHostConfig(**server.host_config(**host))}
-    return "ssh:loop"
+    config.runtimes.loop = SshRuntimeConfig(**server.host_config(**host))
+    return "loop"
 
 
 @pytest.fixture

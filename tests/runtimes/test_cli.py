@@ -29,11 +29,12 @@ def test_sandbox_run_passes_output_and_exit_code(bwrap_ready, home):
 def test_sandbox_run_unknown_runtime(home):
     result = CliRunner().invoke(main, ["runtime", "run", "nope", "--", "true"])
     assert result.exit_code == 2
-    assert result.stderr == "error[config_invalid]: unknown runtime 'nope'; known runtimes: docker, local, modal, ssh\n"
+    assert result.stderr == ("error[config_invalid]: unknown runtime 'nope'; configured runtimes: local (local), "
+                             "docker (docker); add it under runtimes: with a type (docker, local, modal, ssh)\n")
 
 
 def test_sandbox_run_missing_bwrap(home):
-    config = _write_config(home, {"runtimes": {"local": {"bwrap": "/nonexistent/bwrap"}}})
+    config = _write_config(home, {"runtimes": {"local": {"type": "local", "bwrap": "/nonexistent/bwrap"}}})
     result = CliRunner().invoke(main, ["--config", str(config), "runtime", "run", "local", "--", "true"])
     assert result.exit_code == 125 and result.stderr.startswith("error[runtime_unavailable]: runtime 'local': bubblewrap")
 
@@ -55,7 +56,7 @@ def test_runtime_check_report(bwrap_ready, home):
 
 
 def test_runtime_check_docker_with_docker_image(docker_image, home):
-    config = _write_config(home, {"runtimes": {"docker": {"image": docker_image}}})
+    config = _write_config(home, {"runtimes": {"docker": {"type": "docker", "image": docker_image}}})
     result = CliRunner().invoke(main, ["--config", str(config), "runtime", "check", "docker"])
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("runtime: docker\n") and result.stdout.endswith("result: ok\n")
@@ -84,7 +85,7 @@ def test_extract_reports_a_failed_publish_as_a_note(docker_image, docker_client,
     box = docker_client.containers.run(docker_image, ["sleep", "600"], detach=True, volumes={web: {"bind": web, "mode": "ro"}},
                                        network_mode="none")
     try:
-        config = _write_config(home, {"runtimes": {"docker": {"container": box.name, "image": docker_image}}})
+        config = _write_config(home, {"runtimes": {"docker": {"type": "docker", "container": box.name, "image": docker_image}}})
         url = server.route("/cli-runtime/page3.md", Response(b"# Three\n", headers={"Content-Type": "text/markdown"}))
         from webshelf.core.config import load_config
         from webshelf.core.extract import web_extract_sync

@@ -32,7 +32,9 @@ class TestModalFake(RuntimeConformance):
         from webshelf.mounts.spec import cache_mount
         from tests.runtimes.fake_modal import fake_runtime
 
-        return lambda config: fake_runtime(fake_modal, config.runtimes.modal, cache_mount(config.home))
+        from webshelf.runtimes.modal.config import ModalRuntimeConfig
+
+        return lambda config: fake_runtime(fake_modal, ModalRuntimeConfig(), cache_mount(config.home))
 
 
 class TestSshBind(RuntimeConformance):

@@ -44,7 +44,7 @@ def tmpdir_(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def docker_home(home, docker_image) -> Path:
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text(yaml.safe_dump({"runtimes": {"docker": {"image": docker_image}}}))
+    (home / "config.yaml").write_text(yaml.safe_dump({"runtimes": {"docker": {"type": "docker", "image": docker_image}}}))
     return home
 
 
@@ -205,8 +205,8 @@ def test_a_terminal_on_stdin_is_not_waited_for(bwrap_ready, home):
 
 def test_stdin_reaches_the_command_over_ssh(sshd, home):
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text(yaml.safe_dump({"runtimes": {"ssh": {"hosts": {"loop": sshd.host_config()}}}}))
-    result = CliRunner().invoke(main, ["runtime", "run", "ssh:loop", "--", "cat"], input=b"over ssh\n")
+    (home / "config.yaml").write_text(yaml.safe_dump({"runtimes": {"loop": {"type": "ssh", **sshd.host_config()}}}))
+    result = CliRunner().invoke(main, ["runtime", "run", "loop", "--", "cat"], input=b"over ssh\n")
     assert (result.exit_code, result.stdout) == (0, "over ssh\n"), result.stderr
 
 
@@ -226,6 +226,6 @@ def test_exit_codes_are_the_documented_ones(runtime, request, home, tmp_path):
 
 def test_a_sandbox_that_cannot_start_exits_125(home):
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text(yaml.safe_dump({"runtimes": {"docker": {"image": "webshelf-no-such:never"}}}))
+    (home / "config.yaml").write_text(yaml.safe_dump({"runtimes": {"docker": {"type": "docker", "image": "webshelf-no-such:never"}}}))
     result = CliRunner().invoke(main, ["runtime", "run", "docker", "--", "true"])
     assert result.exit_code == 125 and result.stderr.startswith("error[runtime_unavailable]: ")

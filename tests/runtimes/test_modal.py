@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from webshelf.core.surfaces.cli import main
-from webshelf.core.config import Config
+from webshelf.core.config import Config, ModalRuntimeConfig
 from webshelf.errors import ConfigError, MountError, RuntimeExecError, RuntimeUnavailableError
 from webshelf.core.sandbox import open_runtime
 from webshelf.mounts.publish import publish_all, retract_all
@@ -24,12 +24,21 @@ from tests.runtimes.fake_modal import FakeModal, fake_runtime
 
 @pytest.fixture
 def modal_config(config: Config) -> Config:
-    config.runtimes.modal.reload_retry_s = 5
+    config.runtimes.modal = ModalRuntimeConfig(reload_retry_s=5)  # an instance named modal, of type modal
     return config
 
 
+@pytest.fixture
+def modal_home(home):
+    """A home whose config.yaml has a runtime instance ``modal`` of type modal (none exists by default)."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("runtimes:\n  modal:\n    type: modal\n")
+    return home
+
+
 def make(fake: FakeModal, config: Config, **settings) -> ModalRuntime:
-    s = type(config.runtimes.modal).model_validate({**config.runtimes.modal.model_dump(), **settings})
+    base = config.runtimes.instances().get("modal", ModalRuntimeConfig())
+    s = ModalRuntimeConfig.model_validate({**base.model_dump(), **settings})
     return fake_runtime(fake, s, cache_mount(config.home))
 
 
@@ -202,7 +211,8 @@ def test_settings_reach_the_sandbox(bwrap_ready, fake_modal, modal_config):
     assert request.mount_path == str(cache_mount(modal_config.home).path) and request.timeout == 3600
 
 
-def test_cli_runtime_check_modal(bwrap_ready, fake_modal, home, monkeypatch):
+def test_cli_runtime_check_modal(bwrap_ready, fake_modal, modal_home, monkeypatch):
+    home = modal_home
     monkeypatch.setattr(ModalRuntime, "seam_factory", staticmethod(fake_modal.seam))
     result = CliRunner().invoke(main, ["runtime", "check", "modal"])
     web = home / "cache" / "web"
@@ -221,7 +231,7 @@ def test_cli_runtime_check_modal(bwrap_ready, fake_modal, home, monkeypatch):
     assert not fake_modal.volumes["webshelf-cache"].files          # the sentinel was retracted
 
 
-def test_cli_runtime_check_without_credentials(fake_modal, home, monkeypatch):
+def test_cli_runtime_check_without_credentials(fake_modal, modal_home, monkeypatch):
     fake_modal.authenticated = False
     monkeypatch.setattr(ModalRuntime, "seam_factory", staticmethod(fake_modal.seam))
     result = CliRunner().invoke(main, ["runtime", "check", "modal"])
@@ -240,6 +250,7 @@ def test_readme_documents_every_modal_key_with_its_default():
     data = readme_yaml()["runtimes"]["modal"]
     assert set(data) == set(ModalRuntimeConfig.model_fields)
     assert parse_config({"runtimes": {"modal": data}}, README).runtimes.modal == ModalRuntimeConfig()
+    assert data["type"] == "modal"
 
 
 @pytest.mark.parametrize("data, named", [
@@ -254,11 +265,11 @@ def test_bad_modal_keys_are_named(data, named):
     from webshelf.core.config import parse_config
 
     with pytest.raises(ConfigError) as err:
-        parse_config({"runtimes": {"modal": data}}, Path("/etc/webshelf.yaml"))
+        parse_config({"runtimes": {"modal": {"type": "modal", **data}}}, Path("/etc/webshelf.yaml"))
     assert named in str(err.value)
 
 
-def test_cli_extract_runtime_modal_needs_a_running_sandbox(home):
+def test_cli_extract_runtime_modal_needs_a_running_sandbox(modal_home):
     result = CliRunner().invoke(main, ["extract", "--runtime", "modal", "http://127.0.0.1:1/x.md"])
     assert result.exit_code == 2 and "runtimes.modal.sandbox_id" in result.stderr
 

@@ -156,9 +156,9 @@ def test_real_sdk_without_credentials_says_how_to_authenticate(tmp_path):
 def test_missing_sdk_names_the_package(tmp_path):
     done = _run_python("import sys; sys.modules['modal'] = None\n"
                        "from webshelf.runtimes.modal.runtime import ModalRuntime\n"
-                       "from webshelf.core.config import Config\nfrom webshelf.mounts.spec import cache_mount\n"
+                       "from webshelf.core.config import Config, ModalRuntimeConfig\nfrom webshelf.mounts.spec import cache_mount\n"
                        f"c = Config().with_home({str(tmp_path / 'h')!r})\n"
-                       "try:\n    ModalRuntime(c.runtimes.modal, cache_mount(c.home)).start()\n"
+                       "try:\n    ModalRuntime(ModalRuntimeConfig(), cache_mount(c.home)).start()\n"
                        "except Exception as e:\n    print(type(e).__name__, e)\n", tmp_path)
     assert done.stdout.strip() == ("RuntimeUnavailableError runtime 'modal': the modal runtime needs the modal SDK: "
                                    "pip install 'webshelf[modal]'"), done.stderr

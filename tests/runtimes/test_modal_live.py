@@ -13,6 +13,7 @@ import secrets
 import pytest
 
 from webshelf.core.sandbox import open_runtime
+from webshelf.runtimes.modal.config import ModalRuntimeConfig
 from tests.runtimes.conformance import RuntimeConformance
 
 HAVE_TOKEN = bool(os.environ.get("MODAL_TOKEN_ID") and os.environ.get("MODAL_TOKEN_SECRET"))
@@ -35,8 +36,6 @@ class TestModalLive(RuntimeConformance):
     @pytest.fixture
     def runtime_factory(self, live_volume):
         def make(config):
-            config.runtimes.modal.app = "webshelf-test"
-            config.runtimes.modal.volume = live_volume
-            config.runtimes.modal.timeout = 600
+            config.runtimes.modal = ModalRuntimeConfig(app="webshelf-test", volume=live_volume, timeout=600)
             return open_runtime("modal", config)
         return make

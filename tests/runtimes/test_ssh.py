@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from webshelf.core.config import Config, SshHostConfig
-from webshelf.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
+from webshelf.core.config import Config, SshRuntimeConfig
+from webshelf.errors import ConfigError, MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
 from webshelf.core.sandbox import open_runtime
 from tests.runtimes.conftest import ssh_config
 
@@ -63,14 +63,21 @@ def test_host_key_mismatch_is_refused(config: Config, sshd, tmp_path):
     assert "HOST KEY MISMATCH" in str(err.value) and "ssh-keygen -R" in str(err.value)
 
 
-def test_host_selection_errors_name_the_choices(config: Config, sshd):
-    with pytest.raises(RuntimeUnavailableError, match="no hosts configured"):
-        open_runtime("ssh", config)
-    config.runtimes.ssh.hosts = {"a": SshHostConfig(host="127.0.0.1"), "b": SshHostConfig(host="127.0.0.1")}
-    with pytest.raises(RuntimeUnavailableError, match="ssh:a, ssh:b"):
-        open_runtime("ssh", config)
-    with pytest.raises(RuntimeUnavailableError, match="no host 'c'"):
-        open_runtime("ssh:c", config)
+def test_an_ssh_host_is_an_instance_opened_by_its_name(config: Config):
+    """Issue 13: no ``ssh:<name>`` special case — a host is ``runtimes.<name>`` with type ssh."""
+    config.runtimes.a = SshRuntimeConfig(host="127.0.0.1")
+    config.runtimes.b = SshRuntimeConfig(host="127.0.0.2", port=2222)
+    rt = open_runtime("b", config)
+    assert (rt.name, rt.host.host, rt.host.port, rt.kind) == ("b", "127.0.0.2", 2222, "ssh")
+    with pytest.raises(ConfigError) as err:
+        open_runtime("ssh:a", config)
+    assert str(err.value) == ("unknown runtime 'ssh:a': runtime names no longer carry their type; configure "
+                              "runtimes.a with type: ssh and use --runtime a; configured runtimes: local (local), "
+                              "docker (docker), a (ssh), b (ssh)")
+    with pytest.raises(ConfigError) as err:
+        open_runtime("c", config)
+    assert str(err.value) == ("unknown runtime 'c'; configured runtimes: local (local), docker (docker), a (ssh), "
+                              "b (ssh); add it under runtimes: with a type (docker, local, modal, ssh)")
 
 
 def test_verify_says_which_mode_is_in_force(config: Config, sshd, sshd_perms, agent_user):
@@ -218,8 +225,7 @@ def test_a_big_tar_batch_moves_into_place_within_arg_max(config: Config, monkeyp
         names = {f"docs.example.com-2453c76ad01e-{i:016x}-{'a-long-page-name-' * 3}.md" for i in range(3_000)}
         for name in names:
             (web / name).write_text(name + "\n")
-        config.runtimes.ssh.batch_files = 100_000
-        with open_runtime(ssh_config(config, server, readonly="bind"), config) as rt:
+        with open_runtime(ssh_config(config, server, readonly="bind", batch_files=100_000), config) as rt:
             assert rt.exec(["getconf", "ARG_MAX"], timeout=30).stdout == b"262144\n"
             assert len(rt.last_sync.sent) == 3_000
             done = server.remote('cd -- "$1" && ls -A && cat -- "$2"', str(web), min(names))

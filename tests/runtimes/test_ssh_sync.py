@@ -124,8 +124,7 @@ def test_sshd_killed_mid_sync_resumes_converges_and_never_shows_a_partial_file(c
 def test_live_sync_catches_up_after_the_link_comes_back(config: Config, fresh_sshd):
     web = config.home / "cache" / "web"
     doomed = page(web, "doomed.md", 1_000)
-    config.runtimes.ssh.reconnect_backoff_s = 0.1
-    with open_runtime(ssh_config(config, fresh_sshd, readonly="bind"), config) as rt, \
+    with open_runtime(ssh_config(config, fresh_sshd, readonly="bind", reconnect_backoff_s=0.1), config) as rt, \
             LiveSync(web, [rt], debounce_s=0.02, max_wait_s=0.2, rescan_interval_s=3600) as live:
         wait_for(lambda: live.idle() and "doomed.md" in remote_view(fresh_sshd, web), "the first full diff")
         fresh_sshd.kill()
@@ -140,8 +139,8 @@ def test_live_sync_catches_up_after_the_link_comes_back(config: Config, fresh_ss
 def _write_config(home: Path, server, **host) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     path = home / "config.yaml"
-    path.write_text(yaml.safe_dump({"runtimes": {"ssh": {"hosts": {"loop": server.host_config(**host)},
-                                                         "debounce_s": 0.02, "max_wait_s": 0.2}}}))
+    path.write_text(yaml.safe_dump({"runtimes": {"loop": {"type": "ssh", **server.host_config(**host)},
+                                                 "sync": {"debounce_s": 0.02, "max_wait_s": 0.2}}}))
     return path
 
 
@@ -151,7 +150,7 @@ def test_cli_sync_once_prints_what_it_did(home: Path, sshd):
     page(web, "one.md", 100), page(web, "two.md", 200)
     done = subprocess.run([sys.executable, "-m", "webshelf", "sync", "--once"], capture_output=True, text=True,
                           timeout=60, env={**os.environ, "WEBSHELF_HOME": str(home)})
-    assert (done.returncode, done.stdout, done.stderr) == (0, "ssh:loop: full sync: sent 2, deleted 0, unchanged 0\n", "")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "loop: full sync: sent 2, deleted 0, unchanged 0\n", "")
     assert remote_view(sshd, web) == host_view(web)
 
 
@@ -159,10 +158,10 @@ def test_cli_sync_runs_until_sigterm_and_stops_cleanly(home: Path, sshd):
     _write_config(home, sshd, readonly="bind")
     web = home / "cache" / "web"
     web.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen([sys.executable, "-m", "webshelf", "sync", "--runtime", "ssh:loop"], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "webshelf", "sync", "--runtime", "loop"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "WEBSHELF_HOME": str(home)})
     try:
-        assert proc.stdout.readline() == "ssh:loop: full sync: sent 0, deleted 0, unchanged 0\n"
+        assert proc.stdout.readline() == "loop: full sync: sent 0, deleted 0, unchanged 0\n"
         assert proc.stdout.readline().startswith("watching ")
         page(web, "live.md", 500)
         wait_for(lambda: "live.md" in remote_view(sshd, web), "the live change on the remote")
@@ -172,7 +171,7 @@ def test_cli_sync_runs_until_sigterm_and_stops_cleanly(home: Path, sshd):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, err
-    assert out.splitlines()[-1] == "stopped" and "ssh:loop: sent 1, deleted 0" in out
+    assert out.splitlines()[-1] == "stopped" and "loop: sent 1, deleted 0" in out
 
 
 def test_stopping_live_sync_sends_the_pending_batch(config: Config, sshd):
@@ -198,7 +197,7 @@ def test_sync_sends_a_page_written_during_the_first_full_diff(config: Config, ss
     web = config.home / "cache" / "web"
     web.mkdir(parents=True, exist_ok=True)
     ssh_config(config, sshd, readonly="bind")
-    s = config.runtimes.ssh
+    s = config.runtimes.sync
     s.debounce_s, s.max_wait_s, s.rescan_interval_s = 0.02, 0.2, 3600
     opened = live.open_runtime
 
@@ -215,7 +214,7 @@ def test_sync_sends_a_page_written_during_the_first_full_diff(config: Config, ss
 
     monkeypatch.setattr(live, "open_runtime", open_and_write_during_start)
     stop, lines = threading.Event(), []
-    syncing = threading.Thread(target=run_sync, args=(config, ["ssh:loop"]),
+    syncing = threading.Thread(target=run_sync, args=(config, ["loop"]),
                                kwargs={"once": False, "echo": lines.append, "stop": stop})
     syncing.start()
     try:
@@ -224,4 +223,4 @@ def test_sync_sends_a_page_written_during_the_first_full_diff(config: Config, ss
     finally:
         stop.set()
         syncing.join(timeout=30)
-    assert lines[0] == "ssh:loop: full sync: sent 0, deleted 0, unchanged 0" and lines[-1] == "stopped"
+    assert lines[0] == "loop: full sync: sent 0, deleted 0, unchanged 0" and lines[-1] == "stopped"
