@@ -32,25 +32,26 @@ def runtime_group() -> None:
 
 
 # list --------------------------------------------------------------------------------------
+def _what(settings) -> str:
+    """One line saying what an instance of each type is."""
+    if settings.type == "local":
+        return ("commands on the host, no sandbox (sandbox: none)" if settings.sandbox == "none"
+                else f"bubblewrap sandbox ({settings.bwrap}), network {'shared' if settings.network else 'off'}")
+    if settings.type == "docker":
+        return (f"attach to running container {settings.container!r}" if settings.container
+                else f"new container from image {settings.image}, network {settings.network}")
+    if settings.type == "modal":
+        return (f"attach to sandbox {settings.sandbox_id}" if settings.sandbox_id
+                else f"new Modal sandboxes (app {settings.app}, volume {settings.volume})")
+    return f"{settings.user}@{settings.host}:{settings.port}, mirror read-only by {settings.readonly}"
+
+
 def configured_runtimes(config: Config) -> list[tuple[str, str, str]]:
-    """(name, type, what it is) for every runtime a command can name. Each section has
-    defaults, so local, docker and modal are always nameable; ``(defaults)`` marks a section
-    the config file does not set."""
-    rt = config.runtimes
-    set_in_file = rt.model_fields_set
-    rows = []
-    local = rt.local
-    rows.append(("local", "local", "commands on the host, no sandbox (sandbox: none)" if local.sandbox == "none"
-                 else f"bubblewrap sandbox ({local.bwrap}), network {'shared' if local.network else 'off'}"))
-    docker = rt.docker
-    rows.append(("docker", "docker", f"attach to running container {docker.container!r}" if docker.container
-                 else f"new container from image {docker.image}, network {docker.network}"))
-    modal = rt.modal
-    rows.append(("modal", "modal", f"attach to sandbox {modal.sandbox_id}" if modal.sandbox_id
-                 else f"new Modal sandboxes (app {modal.app}, volume {modal.volume})"))
-    for host, h in sorted(rt.ssh.hosts.items()):
-        rows.append((f"ssh:{host}", "ssh", f"{h.user}@{h.host}:{h.port}, mirror read-only by {h.readonly}"))
-    return [(name, kind, what + ("" if kind in set_in_file else " (defaults)")) for name, kind, what in rows]
+    """(name, type, what it is) for every runtime instance a command can name, in config order;
+    ``(defaults)`` marks an instance the config file does not set (``local`` and ``docker``
+    always exist)."""
+    return [(name, s.type, _what(s) + (" (defaults)" if s.model_fields_set <= {"type"} else ""))
+            for name, s in config.runtimes.instances().items()]
 
 
 @runtime_group.command("list")
@@ -236,4 +237,4 @@ def runtime_image(ctx: click.Context, busybox: str | None, tag: str | None) -> N
     click.echo(f"{'built' if built.created else 'already present'}: {built.name} (docker import of {built.busybox}; "
                "no registry needed)")
     click.echo("use it: add to the config file (webshelf config path):")
-    click.echo(f"runtimes:\n  docker:\n    image: {built.name}")
+    click.echo(f"runtimes:\n  docker:\n    type: docker\n    image: {built.name}")

@@ -28,15 +28,14 @@ def _config(home: Path, data: dict) -> Path:
 
 
 def test_runtime_list_shows_every_configured_runtime(home):
-    _config(home, {"runtimes": {"docker": {"image": "webshelf-busybox:abc"},
-                                "ssh": {"hosts": {"web1": {"host": "10.0.0.5", "user": "sync"}}}}})
+    _config(home, {"runtimes": {"docker": {"type": "docker", "image": "webshelf-busybox:abc"},
+                                "web1": {"type": "ssh", "host": "10.0.0.5", "user": "sync"}}})
     result = CliRunner().invoke(main, ["runtime", "list"])
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
-        "local     local   bubblewrap sandbox (bwrap), network off (defaults)\n"
-        "docker    docker  new container from image webshelf-busybox:abc, network none\n"
-        "modal     modal   new Modal sandboxes (app webshelf, volume webshelf-cache) (defaults)\n"
-        "ssh:web1  ssh     sync@10.0.0.5:22, mirror read-only by perms\n")
+        "local   local   bubblewrap sandbox (bwrap), network off (defaults)\n"
+        "docker  docker  new container from image webshelf-busybox:abc, network none\n"
+        "web1    ssh     sync@10.0.0.5:22, mirror read-only by perms\n")
 
 
 @pytest.fixture
@@ -60,7 +59,7 @@ def test_runtime_image_builds_offline_and_the_docker_runtime_runs_it(built_image
     assert (first.exit_code, first.stderr) == (0, "")
     assert first.stdout == (f"built: {tag} (docker import of {source}; no registry needed)\n"
                             "use it: add to the config file (webshelf config path):\n"
-                            f"runtimes:\n  docker:\n    image: {tag}\n")
+                            f"runtimes:\n  docker:\n    type: docker\n    image: {tag}\n")
     again = CliRunner().invoke(main, ["runtime", "image", "--tag", tag])
     assert again.stdout.startswith(f"already present: {tag} ")
     config = _config(home, yaml.safe_load(first.stdout.split("path):\n", 1)[1]))  # the printed lines, as given
@@ -92,7 +91,7 @@ def test_the_readmes_docker_run_line_attaches_a_container(docker_image, docker_c
     subprocess.run(["sh", "-c", script], check=True, capture_output=True, timeout=120,
                    env={**os.environ, "WEBSHELF_HOME": str(home)})
     try:
-        config = _config(home, {"runtimes": {"docker": {"container": name}}})
+        config = _config(home, {"runtimes": {"docker": {"type": "docker", "container": name}}})
         url = server.route("/attach/page.md", Response(b"# Attached\n", headers={"Content-Type": "text/markdown"}))
         extracted = CliRunner().invoke(main, ["--config", str(config), "extract", "--runtime", "docker", url])
         assert (extracted.exit_code, extracted.stdout, extracted.stderr) == (0, "# Attached\n", "")
