@@ -220,7 +220,7 @@ def runtime_image(ctx: click.Context, busybox: str | None, tag: str | None) -> N
         source = image.find_busybox(busybox)
         image.applets(source)
     except ValueError as exc:
-        fail(RuntimeUnavailableError(f"runtime image: {exc}", runtime="docker"), 1)
+        fail(RuntimeUnavailableError(f"cannot build the sandbox image: {exc}", runtime="docker"), 1)
     try:
         docker = open_runtime("docker", config)
         client = docker._connect()
@@ -231,7 +231,7 @@ def runtime_image(ctx: click.Context, busybox: str | None, tag: str | None) -> N
     try:
         built = image.ensure_image(client, source, tag)
     except docker._docker.errors.DockerException as exc:  # the SDK's errors enter here: name them
-        fail(RuntimeUnavailableError(f"runtime image: docker import failed: {exc}", runtime="docker"), 1)
+        fail(RuntimeUnavailableError(f"cannot build the sandbox image: docker import failed: {exc}", runtime="docker"), 1)
     finally:
         client.close()
     click.echo(f"{'built' if built.created else 'already present'}: {built.name} (docker import of {built.busybox}; "

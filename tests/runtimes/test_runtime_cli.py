@@ -72,7 +72,8 @@ def test_runtime_image_refuses_a_dynamic_busybox(home):
     result = CliRunner().invoke(main, ["runtime", "image", "--busybox", "/bin/ls"])
     real = os.path.realpath("/bin/ls")
     assert (result.exit_code, result.stdout) == (1, "")
-    assert result.stderr == (f"error[runtime_unavailable]: runtime image: {real} is dynamically linked and cannot "
+    assert result.stderr == (f"error[runtime_unavailable]: runtime 'docker': cannot build the sandbox image: {real} is "
+                             "dynamically linked and cannot "
                              "run in an empty image; install a static busybox (Debian/Ubuntu: apt-get install "
                              "busybox-static) or pass --busybox PATH\n")
 
