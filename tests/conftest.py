@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from webshelf.core.config import Config
-from tests.loopback import CORPORA, LoopbackServer
+from tests import corpus
+from tests.loopback import LoopbackServer
+
+
+def pytest_report_header() -> str:
+    """Say which pages the run uses: a fresh clone without ../shared runs on the sample."""
+    return f"webshelf test pages: {corpus.SOURCE}"
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +49,6 @@ def home_config_allows_loopback(home: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def server():
-    if not CORPORA.is_dir():
-        pytest.fail(f"shared corpora not found at {CORPORA}; tests expect ../shared/corpora beside the repo")
+    """Serves the full corpora when ../shared/corpora is present, else tests/corpus (tests.corpus)."""
     with LoopbackServer() as srv:
         yield srv

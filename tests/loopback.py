@@ -1,21 +1,23 @@
 """A real HTTP server on 127.0.0.1 for tests and benchmarks.
 
-It serves the shared corpora (``/pydocs/<file>``, ``/wcxb/<id>``) and any response a test
-registers with ``route()`` — status, headers, body, an optional delay — so fetch behaviour is
-tested over real sockets rather than mocks. ``latency`` delays every response (benchmarks).
+It serves the test corpora (``/pydocs/<file>``, ``/wcxb/<id>``: the full shared corpora when
+present, else the sample in ``tests/corpus``) and any response a test registers with
+``route()`` — status, headers, body, an optional delay — so fetch behaviour is tested over real
+sockets rather than mocks. ``latency`` delays every response (benchmarks).
 """
 
 from __future__ import annotations
 
-import gzip
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Callable
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+from tests import corpus
+
+# The full shared corpora, for bench/ (benchmarks want every page; tests use tests.corpus).
+CORPORA = corpus.SHARED
 PYDOCS = CORPORA / "pydocs"
 WCXB = CORPORA / "wcxb-dev"
 
@@ -34,16 +36,13 @@ Handler = Callable[[BaseHTTPRequestHandler], Response]
 
 
 def corpus_response(path: str) -> Response | None:
-    """Pages of the shared corpora by URL path, or None."""
+    """Pages of the test corpora (full or sample, see tests.corpus) by URL path, or None."""
+    body = None
     if path.startswith("/pydocs/"):
-        file = PYDOCS / path.removeprefix("/pydocs/")
-        if file.is_file() and file.parent == PYDOCS:
-            return Response(file.read_bytes())
-    if path.startswith("/wcxb/"):
-        file = WCXB / "html" / f"{path.removeprefix('/wcxb/')}.html.gz"
-        if file.is_file():
-            return Response(gzip.decompress(file.read_bytes()))
-    return None
+        body = corpus.pydocs_bytes(path.removeprefix("/pydocs/"))
+    elif path.startswith("/wcxb/"):
+        body = corpus.wcxb_html(path.removeprefix("/wcxb/"))
+    return None if body is None else Response(body)
 
 
 class QuietServer(ThreadingHTTPServer):

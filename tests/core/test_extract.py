@@ -1,4 +1,4 @@
-"""web_extract end to end against a real loopback server serving the shared corpora."""
+"""web_extract end to end against a real loopback server serving the test corpora (tests.corpus)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from webshelf.errors import InputError
 from webshelf.core.extract import web_extract_sync
 from webshelf.core.read import read_file
-from tests.loopback import PYDOCS, Response
+from tests import corpus
+from tests.loopback import Response
 
 FOOTER = "\n---\n[webshelf] Truncated page:"
 CALL = re.compile(r'read_file path="(?P<path>[^"]+)" offset=(?P<offset>\d+) limit=(?P<limit>\d+)')
@@ -146,7 +147,7 @@ def test_a_broken_cache_still_returns_the_window_with_a_note_and_no_path(server,
 
 
 def test_all_long_pydocs_pages_stay_within_budget(server, config):
-    pages = sorted(p.name for p in PYDOCS.glob("*.html"))[:12]
+    pages = corpus.pydocs_names()[:12]
     results = web_extract_sync([server.url(f"/pydocs/{p}") for p in pages], config=config)
     for r in results:
         assert r.ok, r.error

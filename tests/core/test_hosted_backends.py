@@ -229,10 +229,10 @@ def test_a_long_pydocs_page_from_a_provider_is_truncated_with_a_valid_footer_and
 
     from webshelf.core.clean import clean_markdown
     from tests.core.test_extract import CALL, FOOTER, read_all
-    from tests.loopback import PYDOCS
+    from tests import corpus
 
     url = "https://docs.python.org/3/library/re.html"
-    markdown = html_to_markdown.convert((PYDOCS / "library__re.html").read_text(encoding="utf-8")).content
+    markdown = html_to_markdown.convert(corpus.pydocs_text("library__re.html")).content
     with FakeProvider(kind, key=KEY, pages={url: markdown}) as fake:
         config = hosted_config(home, kind, fake.base)
         [r] = web_extract_sync([url], config=config)

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
-from pathlib import Path
 
 import pytest
 
 from webshelf.core.convert.html_markdown import Converted, html_to_markdown
-
-CORPORA = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpora"
-WCXB = CORPORA / "wcxb-dev"
-PYDOCS = CORPORA / "pydocs"
+from tests import corpus
 
 PROSE = " ".join(["This paragraph is the body of the article and carries real sentences."] * 4)
 
@@ -146,7 +140,11 @@ def _normalise(text: str) -> str:
 
 
 def _wcxb_sample(per_type: int = 3) -> list[str]:
-    meta = json.loads((WCXB / "metadata.json").read_text())["files"]
+    """A spread of the full corpus, or the whole sample (which tests/corpus/build.py picked the same
+    way: 3 pages of each type)."""
+    meta = corpus.wcxb_metadata()
+    if not corpus.FULL:
+        return sorted(meta)
     picked: dict[str, list[str]] = {}
     for file_id in sorted(meta)[::7]:  # spread over the corpus, deterministic
         bucket = picked.setdefault(meta[file_id]["page_type"], [])
@@ -155,18 +153,17 @@ def _wcxb_sample(per_type: int = 3) -> list[str]:
     return [file_id for ids in picked.values() for file_id in ids]
 
 
-@pytest.mark.skipif(not WCXB.is_dir(), reason="corpus ../shared/corpora/wcxb-dev not present")
 def test_wcxb_pages_keep_most_required_snippets():
     ids = _wcxb_sample()
     assert len(ids) >= 20
     found = wanted = 0
     for file_id in ids:
-        record = json.loads((WCXB / "ground-truth" / f"{file_id}.json").read_text())
+        record = corpus.wcxb_record(file_id)
         truth = record["ground_truth"]
         if isinstance(truth, str):
             import ast
             truth = ast.literal_eval(truth)
-        html = gzip.decompress((WCXB / "html" / f"{file_id}.html.gz").read_bytes()).decode("utf-8", "replace")
+        html = corpus.wcxb_html(file_id).decode("utf-8", "replace")
         out = html_to_markdown(html, record.get("url"))
         text = _normalise(out.markdown)
         snippets = [_normalise(s) for s in truth.get("with") or [] if s.strip()]
@@ -178,9 +175,8 @@ def test_wcxb_pages_keep_most_required_snippets():
     assert found / wanted >= 0.65, f"only {found}/{wanted} required snippets found"
 
 
-@pytest.mark.skipif(not (PYDOCS / "library__re.html").is_file(), reason="pydocs corpus not present")
 def test_python_docs_page_keeps_headings_and_code():
-    html = (PYDOCS / "library__re.html").read_text(encoding="utf-8")
+    html = corpus.pydocs_text("library__re.html")
     out = html_to_markdown(html, "https://docs.python.org/3.11/library/re.html")
     md = out.markdown
     assert out.title and out.title.startswith("re")
