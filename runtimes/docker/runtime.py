@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-from webshelf.runtimes.base import BindRuntime, ExecResult
+from webshelf.runtimes.base import BindRuntime, ExecResult, Offers
 from webshelf.runtimes.docker.owner import LABEL, orphans, owner_labels
 from webshelf.runtimes.errors import MountCheckError, SandboxExecError, SandboxTimeoutError, SandboxUnavailableError, import_sdk
 
@@ -34,13 +34,14 @@ def _sdk(runtime: str):
 
 class DockerRuntime(BindRuntime):
     kind = "docker"
+    #: binds the directory into a container it creates, or into the running one ``container`` names
+    offers = Offers(bind_mount=True, attach_setting="container")
 
     def __init__(self, settings, mount, *, name: str | None = None) -> None:
         super().__init__(settings, mount, name=name)
         self._docker = None
         self._client = None
         self.container = None
-        self.attached = bool(settings.container)
 
     # connection and errors ---------------------------------------------------------------
     def _where(self) -> str:
