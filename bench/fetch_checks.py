@@ -30,6 +30,7 @@ import webshelf.core.backends.local as local  # noqa: E402
 import webshelf.core.clean as clean  # noqa: E402
 import webshelf.core.convert.by_type as convert  # noqa: E402
 import webshelf.core.fetch.guarded_connect as guarded  # noqa: E402
+import webshelf.core.fetch.netpolicy as netpolicy  # noqa: E402
 from webshelf.core.config import Config  # noqa: E402
 from webshelf.core.extract import web_extract_sync  # noqa: E402
 from tests.loopback import WCXB, LoopbackServer  # noqa: E402
@@ -50,7 +51,7 @@ async def _plain_read(raw, content_encoding, cap, url):
 @contextmanager
 def checks_off():
     with mock.patch.object(guarded.GuardedNetworkBackend, "connect_tcp", _plain_connect), \
-            mock.patch.object(local, "check_url", lambda *a, **k: None), \
+            mock.patch.object(netpolicy, "check_url", lambda *a, **k: None), \
             mock.patch.object(local, "read_capped", _plain_read), \
             mock.patch.object(convert, "drop_hidden", lambda html: html), \
             mock.patch.object(clean, "drop_invisible", lambda text: text):

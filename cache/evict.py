@@ -7,7 +7,11 @@ total is under ``low_water`` × the cap, so a busy cache does not evict on every
 single one is larger than the cap (it goes on a later pass). Rows are dropped (leaving
 tombstones) before files are unlinked, all under the cache's exclusive lock, so a crash
 leaves at worst an unindexed file for ``cache verify``, never a row pointing at nothing.
-Subscribers of ``cache.hooks`` hear which paths went.
+
+The report says which page files went (``PruneReport.paths``): whoever mirrors ``cache/web/``
+elsewhere retracts exactly those — ``web_extract`` from the runtimes of its call
+(mounts/publish.py ``retract_all``). ``cache/`` sits below ``mounts/`` and announces nothing
+itself: no process-wide subscription, the caller that evicts decides who must hear of it.
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from webshelf.cache.hooks import notify_evicted
 from webshelf.cache.index import PageRecord
 from webshelf.cache.store import remove_files, stale_temp_files
 
@@ -39,6 +42,7 @@ class EvictionPolicy:
 @dataclass
 class PruneReport:
     removed: list[tuple[PageRecord, str]] = field(default_factory=list)  # (page, reason)
+    #: the page files this pass removed — what a caller retracts from the sandboxes it mirrors to
     paths: list[Path] = field(default_factory=list)
     temp_removed: list[Path] = field(default_factory=list)
     failed: list[tuple[Path, str]] = field(default_factory=list)
@@ -114,7 +118,6 @@ def prune(shelf: "Shelf", policy: EvictionPolicy, *, protect: Collection[str] = 
         temps_removed, temps_failed = remove_files(shelf.web_dir, [p.name for p in temps])
         report.temp_removed = temps_removed
         report.failed += [(path, exc.strerror or str(exc)) for path, exc in temps_failed]
-    notify_evicted(report.paths)
     return report
 
 
@@ -129,5 +132,4 @@ def clear(shelf: "Shelf") -> PruneReport:
         report.temp_removed, temp_failed = remove_files(shelf.web_dir, [p.name for p in stale_temp_files(shelf.web_dir)])
         report.failed = [(path, exc.strerror or str(exc)) for path, exc in failed + temp_failed]
         shelf.index.reset_counters()
-    notify_evicted(report.paths)
     return report

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from webshelf.cache.hooks import notify_evicted
 from webshelf.cache.index import PageRecord
 from webshelf.cache.layout import PAGE_SUFFIX, TEMP_PREFIX
 from webshelf.cache.store import remove_files, stale_temp_files
@@ -41,6 +40,9 @@ class VerifyReport:
     repaired: bool = False
     adopted: list[Path] = field(default_factory=list)
     quarantined: list[tuple[Path, Path]] = field(default_factory=list)
+    #: page paths a repair took out of cache/web (quarantined) — as ``PruneReport.paths``, what a
+    #: caller that mirrors the directory retracts
+    paths: list[Path] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -143,5 +145,5 @@ def verify(shelf: "Shelf", *, repair: bool = False) -> VerifyReport:
             gone.append(path)
         remove_files(shelf.web_dir, [p.name for p in report.temps])
         report.repaired = True
-    notify_evicted(gone)
+        report.paths = gone
     return report

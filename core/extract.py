@@ -1,9 +1,20 @@
-"""``web_extract``: URLs in, per-URL results out — fetch, clean, store, truncate.
+"""``web_extract``: URLs in, per-URL results out — the pipeline of DESIGN.md as named stages.
 
-The pipeline of DESIGN.md. URLs are fetched concurrently through one backend (one shared
-HTTP client), duplicates once; results come back in input order. Every failure is contained
-in its own URL's result: a bad URL, a fetch error, even a failed store (then the agent still
-gets its window, with a note that the full text could not be kept and no dangling path).
+1. ``check_urls``       the call: a list of 1..``web.max_urls`` strings (an ``InputError`` fails the call)
+2. ``_validate``        each unique URL once → a ``CheckedURL`` (core/fetch/checked.py) or its error
+3. ``_serve_hits``      a young stored copy (cache/shelf.py ``reuse``) → its result, no network
+4. ``_fetch_misses``    route (core/backends/routing.py), ``fetch_many(checked, fresh=…)``, then per
+                        URL ``_finish``: clean (core/clean.py), store (cache/shelf.py ``put``), truncate
+                        (core/truncate.py) — each page as soon as it arrives
+5. ``_publish``         every handed-out path to every attached runtime (mounts/publish.py)
+6. ``_evict_after``     one bounded eviction pass (cache/evict.py) and retraction of exactly the
+                        paths it removed, ``PruneReport.paths``, from the same runtimes
+
+URLs are fetched concurrently through one backend (one shared HTTP client), duplicates once;
+results come back in input order. Every failure is contained in its own URL's result: a bad
+URL, a fetch error, even a failed store (then the agent still gets its window, with a note that
+the full text could not be kept and no dangling path). A URL string is validated exactly once,
+in stage 2; later stages and the backend receive the checked value.
 
 A URL with a stored copy younger than ``cache.max_age`` is served from the shelf without any
 network request (``cached=True``; ``fresh=True`` bypasses this), and the backend is not even
@@ -23,19 +34,18 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from webshelf.cache.evict import EvictionPolicy
-from webshelf.cache.hooks import on_evict
 from webshelf.cache.shelf import CachedPage, Shelf
 from webshelf.core.bridge import run_sync
 from webshelf.core.backends import HOSTED_KEYS, check_backend, get_backend, require_key, select_backend
 from webshelf.core.backends.routing import keep_local, local_note, not_sent_error
 from webshelf.core.clean import clean_markdown
 from webshelf.core.config import Config, check_char_limit, load_config
-from webshelf.errors import CacheError, InputError, InvalidURLError, WebshelfError
+from webshelf.errors import CacheError, InputError, WebshelfError
 from webshelf.core import untrusted
-from webshelf.core.fetch import netpolicy
+from webshelf.core.fetch.checked import CheckedURL, validate
+from webshelf.core.fetch.netpolicy import Policy
 from webshelf.core.models import ErrorInfo, ExtractResult, Page
 from webshelf.core.truncate import Window, headings, render
 from webshelf.mounts.publish import PublishTarget, publish_all, retract_all
@@ -63,25 +73,21 @@ def check_urls(urls: Sequence[str] | str, max_urls: int) -> list[str]:
     return [u.strip() for u in urls]
 
 
-def check_url(url: str) -> None:
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 — raises ValueError for a port that is not a number in range
-    except ValueError as exc:
-        raise InvalidURLError(f"{url!r} is not a valid URL ({exc}); write it like https://example.com/page",
-                              url=url) from None
-    if parts.scheme.lower() == "file":
-        return  # the backend applies web.allow_file_urls / web.file_dirs (core/fetch/netpolicy.py)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise InvalidURLError(f"{url!r} is not an absolute http(s) URL; write it like https://example.com/page", url=url)
-
-
-def _valid(url: str) -> bool:
-    try:
-        check_url(url)
-        return True
-    except InvalidURLError:
-        return False
+def _validate(urls: Sequence[str], config: Config, backend: str, by_url: dict[str, ExtractResult],
+              progress: Progress | None) -> list[CheckedURL]:
+    """Stage 2: each URL checked once (syntax, then the DNS-free address policy); a URL that
+    fails gets its error result now and goes no further — no cache lookup, no backend."""
+    policy = Policy.from_config(config.web)
+    checked: list[CheckedURL] = []
+    for url in urls:
+        started = time.perf_counter()
+        try:
+            checked.append(validate(url, policy))
+        except WebshelfError as exc:
+            by_url[url] = _error_result(url, exc, started, backend)
+            if progress:
+                progress(by_url[url])
+    return checked
 
 
 def _error_result(url: str, exc: WebshelfError, started: float, backend: str | None) -> ExtractResult:
@@ -171,78 +177,83 @@ def _from_cache(url: str, hit: CachedPage, budget: int, config: Config, started:
     return result
 
 
-def _reuse(shelf: Shelf | None, url: str, fresh: bool, config: Config) -> CachedPage | None:
+def _reuse(shelf: Shelf | None, url: CheckedURL, fresh: bool, config: Config) -> CachedPage | None:
     """A stored copy to serve instead of fetching, or None; a broken cache is just a miss.
-    The address policy applies to hits too (by URL, no DNS): a host the config now refuses is
-    not served from an older copy — the fetch path then reports why. An empty stored copy is not
-    reused either: fetching again gives the page another chance and its note."""
-    if shelf is None or fresh or config.cache.max_age <= 0 or url[:5].lower() == "file:":
+    ``url`` passed the address policy in stage 2, so a host the config now refuses is never
+    served from an older copy. An empty stored copy is not reused either: fetching again gives
+    the page another chance and its note."""
+    if shelf is None or fresh or config.cache.max_age <= 0 or url.is_file:
         return None  # file:// pages are read again: web.file_dirs is checked on every read
     try:
-        check_url(url)
-        netpolicy.check_url(url, netpolicy.Policy.from_config(config.web))
-        hit = shelf.reuse(url, config.cache.max_age)
+        hit = shelf.reuse(url.url, config.cache.max_age)
         return hit if hit is None or hit.text.strip() else None  # an empty copy: fetch again (EMPTY_NOTE)
     except CacheError as exc:
         log.warning("cache lookup for %s failed, fetching instead: %s", url, exc)
         return None
-    except WebshelfError:  # the URL is refused: the fetch path reports why
-        return None
+
+
+def _serve_hits(checked: list[CheckedURL], shelf: Shelf | None, fresh: bool, budget: int, config: Config,
+                by_url: dict[str, ExtractResult], progress: Progress | None) -> list[CheckedURL]:
+    """Stage 3: the result of every URL with a reusable stored copy; returns the misses."""
+    misses: list[CheckedURL] = []
+    for url in checked:
+        started = time.perf_counter()
+        hit = _reuse(shelf, url, fresh, config)
+        if hit is None:
+            misses.append(url)
+            continue
+        by_url[url.url] = _from_cache(url.url, hit, budget, config, started)
+        if progress:
+            progress(by_url[url.url])
+    return misses
 
 
 def _evict_after(shelf: Shelf, config: Config, protect: set[str], runtimes: Sequence[PublishTarget] = ()) -> None:
-    """One bounded, non-blocking eviction pass after a call that wrote pages; what it removes
-    is retracted from the attached runtimes too, so sandboxes lose evicted pages."""
+    """Stage 6: one bounded, non-blocking eviction pass after a call that wrote pages; exactly
+    the paths it removed (``PruneReport.paths``) are retracted from the attached runtimes, so
+    sandboxes lose evicted pages. A failure here never fails the extract: it is logged."""
     policy = EvictionPolicy(ttl=config.cache.ttl, max_total_bytes=config.cache.max_total_bytes)
-
-    def retract(paths: Sequence[Path]) -> None:
-        for problem in retract_all(runtimes, [str(p) for p in paths], config.runtimes.publish_timeout_s):
-            log.warning("%s", problem)
-
-    unsubscribe = on_evict(retract) if runtimes else None
     try:
         report = shelf.prune(policy, protect=protect, max_removals=OPPORTUNISTIC_REMOVALS, block=False)
     except CacheError as exc:
         log.warning("cache eviction pass failed (the extract is unaffected): %s", exc)
         return
-    finally:
-        if unsubscribe:
-            unsubscribe()
     if report.removed or report.temp_removed:
         log.info("evicted %d pages (%d bytes) and %d stale temp files", len(report.removed), report.freed_bytes,
                  len(report.temp_removed))
+    if runtimes and report.paths:
+        for problem in retract_all(runtimes, [str(p) for p in report.paths], config.runtimes.publish_timeout_s):
+            log.warning("%s", problem)
 
 
-async def _fetch_misses(misses: list[str], backend_name: str, fresh: bool, shelf: Shelf | None,
+async def _fetch_misses(misses: list[CheckedURL], backend_name: str, fresh: bool, shelf: Shelf | None,
                         shelf_error: str | None, budget: int, config: Config,
                         progress: Progress | None) -> dict[str, ExtractResult]:
-    """Fetch, clean, store and window every URL without a reusable copy. With a hosted backend,
-    URLs only this machine should fetch (core/backends/routing.py) go to the local backend with a
-    note saying why — or fail with ``not_sent_to_provider`` (``web.private_urls: refuse``)."""
-    valid = [u for u in misses if _valid(u)]
-    stay_here = await keep_local(valid, config) if backend_name != "local" else {}
+    """Stage 4: fetch, clean, store and window every URL without a reusable copy. With a hosted
+    backend, URLs only this machine should fetch (core/backends/routing.py) go to the local
+    backend with a note saying why — or fail with ``not_sent_to_provider`` (``web.private_urls:
+    refuse``). The backends get the checked values and ``fresh``; none checks a URL again."""
+    stay_here = await keep_local(misses, config) if backend_name != "local" else {}
     refused = stay_here if config.web.private_urls == "refuse" else {}
     local_reasons = {} if refused else stay_here
-    groups = {backend_name: [u for u in valid if u not in stay_here]}
+    groups = {backend_name: [u for u in misses if u.url not in stay_here]}
     if local_reasons:  # only when backend_name is hosted
-        groups["local"] = list(local_reasons)
+        groups["local"] = [u for u in misses if u.url in local_reasons]
 
     async with contextlib.AsyncExitStack() as stack:
         pending: dict[str, Awaitable[Page]] = {}
         used: dict[str, str] = {}
         for name, group in groups.items():
-            if group:  # an invalid URL fails in one() before it needs a backend
+            if group:
                 opened = await stack.enter_async_context(get_backend(name, config))
-                opened.fresh = fresh  # hosted backends send the freshness to their API
                 # every URL starts at once; a batching backend (core/backends/hosted.py) groups them
-                pending.update(opened.fetch_many(group))
-                used.update(dict.fromkeys(group, name))
+                pending.update(opened.fetch_many(group, fresh=fresh))
+                used.update(dict.fromkeys((u.url for u in group), name))
 
         async def one(url: str) -> ExtractResult:
             started = time.perf_counter()
             name = used.get(url, backend_name)
             try:
-                check_url(url)
                 if url in refused:
                     raise not_sent_error(url, backend_name, refused[url])
                 page = await pending[url]  # the backend limits requests in flight (web.concurrency)
@@ -260,7 +271,30 @@ async def _fetch_misses(misses: list[str], backend_name: str, fresh: bool, shelf
                 progress(result)
             return result
 
-        return dict(zip(misses, await asyncio.gather(*(one(u) for u in misses))))
+        keys = [u.url for u in misses]
+        return dict(zip(keys, await asyncio.gather(*(one(u) for u in keys))))
+
+
+async def _publish(runtimes: Sequence[PublishTarget], by_url: dict[str, ExtractResult], config: Config) -> None:
+    """Stage 5: every handed-out path — cached pages too, a sandbox started since may not have
+    them — readable in every attached runtime; a problem becomes a note inside the budget."""
+    handed_out = [r.path for r in by_url.values() if r.path]
+    if not runtimes or not handed_out:
+        return
+    problems = await asyncio.to_thread(publish_all, runtimes, handed_out, config.runtimes.publish_timeout_s)
+    for r in by_url.values():
+        if r.path and problems:
+            r.notes.extend(str(p) for p in problems)
+            _reshow(r)  # the problems go inside the budget too
+
+
+def _open_shelf(config: Config) -> tuple[Shelf | None, str | None]:
+    """This home's shelf, or None and the note every stored-less result carries."""
+    try:
+        return Shelf.shared(config.home), None
+    except CacheError as exc:  # CacheUnavailableError: "the cache at <dir> is unusable: <why>"
+        log.warning(exc.message)
+        return None, exc.message
 
 
 async def web_extract(
@@ -287,35 +321,16 @@ async def web_extract(
     backend_name = check_backend(select_backend(config, backend))  # a config error before anything is touched
     if backend_name in HOSTED_KEYS:  # no key: the same error whether the pages are cached or not
         require_key(backend_name, config)
-    shelf: Shelf | None = None
-    shelf_error: str | None = None
-    try:
-        shelf = Shelf.shared(config.home)
-    except CacheError as exc:  # CacheUnavailableError: "the cache at <dir> is unusable: <why>"
-        shelf_error = exc.message
-        log.warning(shelf_error)
+    shelf, shelf_error = _open_shelf(config)
     by_url: dict[str, ExtractResult] = {}
-    misses: list[str] = []
-    for url in unique:
-        started = time.perf_counter()
-        hit = _reuse(shelf, url, fresh, config)
-        if hit is None:
-            misses.append(url)
-            continue
-        by_url[url] = _from_cache(url, hit, budget, config, started)
-        if progress:
-            progress(by_url[url])
+    checked = _validate(unique, config, backend_name, by_url, progress)
+    misses = _serve_hits(checked, shelf, fresh, budget, config, by_url, progress)
     if misses:  # a backend (and its HTTP client) is opened only when something must be fetched
         by_url.update(await _fetch_misses(misses, backend_name, fresh, shelf, shelf_error, budget, config, progress))
-    handed_out = [r.path for r in by_url.values() if r.path]
-    if runtimes and handed_out:  # cached pages too: a sandbox started since may not have them
-        problems = await asyncio.to_thread(publish_all, runtimes, handed_out, config.runtimes.publish_timeout_s)
-        for r in by_url.values():
-            if r.path and problems:
-                r.notes.extend(str(p) for p in problems)
-                _reshow(r)  # the problems go inside the budget too
+    await _publish(runtimes, by_url, config)
     if misses and shelf is not None:
-        await asyncio.to_thread(_evict_after, shelf, config, {Path(p).name for p in handed_out}, runtimes)
+        handed_out = {Path(r.path).name for r in by_url.values() if r.path}
+        await asyncio.to_thread(_evict_after, shelf, config, handed_out, runtimes)
     for r in by_url.values():
         r._render_inputs = None  # the page text is not kept alive in the results handed out
     seen: set[str] = set()

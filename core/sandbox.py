@@ -59,8 +59,8 @@ def open_running(name: str, config: Config | None = None) -> Runtime:
     """A runtime to publish to from a one-off command: it must name an already running sandbox
     (``runtimes.docker.container``) — starting a fresh container just to publish is pointless."""
     runtime = open_runtime(name, config)
-    if getattr(runtime, "attached", True) is False:
-        key = getattr(runtime, "attach_key", "container")
+    key = runtime.offers.attach_setting  # declared by the adapter (runtimes/base.py Offers)
+    if key is not None and not runtime.attached:
         raise ConfigError(f"runtime {name!r} would start a new sandbox; to publish into a running one, set "
                           f"runtimes.{name}.{key} to its name or id", key=f"runtimes.{name}.{key}")
     return runtime

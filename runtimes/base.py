@@ -3,7 +3,13 @@
 Starting a sandbox is kept apart from using it: ``start()``/``stop()``/``is_alive()`` own the
 lifecycle, ``exec()`` runs one command, and everything webshelf needs on top (``verify``,
 reading a page inside) is written once against ``exec``. Bind-mount runtimes inherit
-``BindRuntime``, whose publish is a check rather than a copy.
+``BindRuntime``, whose publish is a check rather than a copy; runtimes that copy pages and can
+diff the whole mirror inherit ``SyncRuntime``.
+
+What a kind of runtime offers beyond this API is declared once, by its class, in ``offers``
+(an ``Offers``), and callers read that declaration — they never probe a runtime for an
+attribute ("does it have a ``sync``?", "is ``attached`` there, else assume True"), which
+silently answers "no" for a misspelt or renamed attribute.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from webshelf.mounts.spec import MountSpec
 from webshelf.errors import MountError, RuntimeExecError
@@ -61,16 +67,43 @@ class VerifyReport:
         return out
 
 
+@dataclass(frozen=True)
+class Offers:
+    """What a kind of runtime offers beyond the ``Runtime`` API (its class declares it)."""
+
+    #: the whole directory is bind-mounted read-only: publishing is a check, not a copy (``BindRuntime``)
+    bind_mount: bool = False
+    #: pages are copied and ``sync()`` diffs the whole mirror: ``webshelf sync`` and
+    #: ``mounts.watch.LiveSync`` can keep it in step (``SyncRuntime``)
+    full_sync: bool = False
+    #: ``start()`` creates the sandbox (False: it exists already and is only connected to, e.g. an SSH host)
+    creates_sandbox: bool = True
+    #: the setting that names an already running sandbox to attach to instead of creating one
+    attach_setting: str | None = None
+
+
 class Runtime(ABC):
     """A sandbox that shows ``mount`` read-only at the same path. Use as a context manager."""
 
     #: the config section / registry name (``local``, ``docker``, …)
     kind: str = "runtime"
+    #: what this kind offers (see ``Offers``), declared by each adapter's class
+    offers: ClassVar[Offers] = Offers()
 
     def __init__(self, settings: Any, mount: MountSpec, *, name: str | None = None) -> None:
         self.settings = settings
         self.mount = mount
         self.name = name or self.kind
+
+    @property
+    def attached(self) -> bool:
+        """True when this runtime uses a sandbox it did not create — one that exists already
+        (``creates_sandbox`` False) or the running one its ``attach_setting`` names — so
+        ``stop()`` leaves it running and a one-off command can publish into it."""
+        offers = self.offers
+        if not offers.creates_sandbox:
+            return True
+        return bool(offers.attach_setting and getattr(self.settings, offers.attach_setting))
 
     # lifecycle -------------------------------------------------------------------------
     @abstractmethod
@@ -166,6 +199,8 @@ class BindRuntime(Runtime):
     ``verify()`` proves the mount itself from inside.
     """
 
+    offers: ClassVar[Offers] = Offers(bind_mount=True)
+
     def publish(self, paths: Sequence[str]) -> None:
         self._check_inside(paths)
         if not self.is_alive():
@@ -180,3 +215,20 @@ class BindRuntime(Runtime):
         if present:
             raise MountError(f"{present[0]} still exists on the host; a bind mount shows host files, "
                              "so delete (evict) it on the host to retract it", runtime=self.name)
+
+
+class SyncRuntime(Runtime):
+    """A runtime that copies pages into the sandbox and can diff the whole mirror against the
+    host directory — what ``webshelf sync`` and ``mounts.watch.LiveSync`` drive."""
+
+    offers: ClassVar[Offers] = Offers(full_sync=True)
+    #: the outcome of the last full diff (None before the first)
+    last_sync: object | None = None
+
+    @abstractmethod
+    def sync(self) -> object:
+        """Full diff host ↔ sandbox: send what is missing or changed, delete what was evicted."""
+
+    @abstractmethod
+    def needs_sync(self) -> bool:
+        """True when changes may have been missed since the last full diff (e.g. after a reconnect)."""

@@ -31,12 +31,12 @@ class ExaBackend(HostedBackend):
     auth_header = "x-api-key"
     auth_scheme = ""
 
-    def request_body(self, urls: list[str]) -> dict[str, Any]:
+    def request_body(self, urls: list[str], *, max_age_s: int) -> dict[str, Any]:
         settings: ExaConfig = self.settings  # type: ignore[assignment]
         text: dict[str, Any] = {"includeHtmlTags": False}
         if settings.max_characters is not None:
             text["maxCharacters"] = settings.max_characters
-        body: dict[str, Any] = {"urls": urls, "text": text, "maxAgeHours": self.max_age_s // 3600}
+        body: dict[str, Any] = {"urls": urls, "text": text, "maxAgeHours": max_age_s // 3600}
         if settings.livecrawl_timeout_ms is not None:
             body["livecrawlTimeout"] = settings.livecrawl_timeout_ms
         return body

@@ -31,14 +31,14 @@ class FirecrawlBackend(HostedBackend):
     path = "/v2/scrape"
     batch_size = 1
 
-    def request_body(self, urls: list[str]) -> dict[str, Any]:
+    def request_body(self, urls: list[str], *, max_age_s: int) -> dict[str, Any]:
         settings: FirecrawlConfig = self.settings  # type: ignore[assignment]
         body: dict[str, Any] = {
             "url": urls[0],
             "formats": ["markdown"],
             "onlyMainContent": settings.only_main_content,
             "removeBase64Images": settings.remove_base64_images,
-            "maxAge": self.max_age_s * 1000,
+            "maxAge": max_age_s * 1000,
             "timeout": int(settings.timeout_s * 1000),
             "parsers": [{"type": "pdf", "mode": settings.pdf_mode,
                          "maxPages": settings.pdf_max_pages or self.config.web.max_pdf_pages}],

@@ -6,10 +6,14 @@ base class does the rest the same way for all of them:
 
 - the API key comes from ``web.<provider>.api_key`` (``${ENV}`` allowed) or the provider's usual
   environment variable; it is sent only in the auth header and scrubbed from every message;
-- every URL passes the DNS-free address policy and the secret-URL check before it is sent
-  (``netpolicy.check_hosted_url``), and a URL only this machine should fetch (private, allow-listed,
-  loopback, ``file://``: ``routing.local_only_reason``) is never sent — ``web_extract`` hands those to
-  the local backend first; the provider's own base URL is operator configuration;
+- every URL has passed the DNS-free address policy and the secret-URL check before it is sent
+  (once, core/fetch/checked.py: the pipeline's ``CheckedURL``, or ``check`` for a plain string — no
+  DNS lookup here, the provider resolves the target); a ``file://`` URL and a URL only this machine
+  should fetch (private, allow-listed, loopback: ``routing.local_only_reason``) are never sent —
+  ``web_extract`` hands those to the local backend first; the provider's own base URL is operator
+  configuration;
+- ``fresh`` (an argument of ``fetch_many``) becomes the provider's freshness setting
+  (core/freshness.py), passed to ``request_body`` as ``max_age_s``;
 - URLs go out in batches of ``batch_size`` (1 = one request per URL), at most ``web.concurrency``
   requests in flight; a failed request fails only the URLs of its batch, and a URL the provider
   reports as failed inside an HTTP 200 fails alone;
@@ -26,15 +30,16 @@ from typing import Any
 
 import httpx
 
-from webshelf.core.backends.base import Backend
+from webshelf.core.backends.base import Backend, URLs
 from webshelf.core.backends.local import retry_after_s
 from webshelf.core.backends.routing import DIRECT_HINT, local_only_reason, not_sent_error
 from webshelf.core.backends.selection import configured_key, require_key
 from webshelf.core.config import Config, HostedBackendConfig
-from webshelf.errors import BackendError, FetchError, FetchTimeoutError, HTTPStatusError
+from webshelf.core.fetch.checked import CheckedURL
+from webshelf.errors import BackendError, BlockedURLError, FetchError, FetchTimeoutError, HTTPStatusError
 from webshelf.core.freshness import max_age_s
 from webshelf.core.models import Page
-from webshelf.core.fetch.netpolicy import Policy, check_hosted_url, redact
+from webshelf.core.fetch.netpolicy import redact
 
 Outcome = Page | FetchError
 
@@ -69,7 +74,6 @@ class HostedBackend(Backend):
         self.settings: HostedBackendConfig = getattr(config.web, self.name)
         key = require_key(self.name, config)  # the same ConfigError extract raises before the cache
         self._key = key
-        self.policy = Policy.from_config(config.web)
         self._client = httpx.AsyncClient(
             base_url=self.settings.base_url,
             timeout=httpx.Timeout(self.wait_s, connect=min(10.0, self.wait_s)),
@@ -80,8 +84,9 @@ class HostedBackend(Backend):
 
     # -- what a provider implements ------------------------------------------------------------
     @abstractmethod
-    def request_body(self, urls: list[str]) -> dict[str, Any]:
-        """The JSON body of one request for ``urls`` (one URL for per-URL providers)."""
+    def request_body(self, urls: list[str], *, max_age_s: int) -> dict[str, Any]:
+        """The JSON body of one request for ``urls`` (one URL for per-URL providers); a provider
+        copy older than ``max_age_s`` seconds must not be used (0: fetch live)."""
 
     @abstractmethod
     def read_response(self, urls: list[str], data: dict[str, Any]) -> dict[str, Outcome]:
@@ -93,10 +98,6 @@ class HostedBackend(Backend):
         """How long we wait for one answer: the provider's own timeout plus time to report it."""
         return self.settings.timeout_s + min(10.0, self.settings.timeout_s)
 
-    @property
-    def max_age_s(self) -> int:
-        return max_age_s(self.config, fresh=self.fresh)
-
     def scrub(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text
 
@@ -106,29 +107,37 @@ class HostedBackend(Backend):
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def fetch(self, url: str) -> Page:
-        return await self.fetch_many([url])[url]
+    async def fetch(self, url: CheckedURL | str, *, fresh: bool = False) -> Page:
+        return await self.fetch_many([url], fresh=fresh)[str(url)]
 
-    def fetch_many(self, urls: list[str]) -> dict[str, Awaitable[Page]]:
+    def file_refused(self, url: str) -> FetchError:
+        return BlockedURLError(f"{url}: refused: a file:// URL cannot be fetched by the hosted backend {self.name}; "
+                               "use the local backend (backend='local') for local files", url=url)
+
+    def fetch_many(self, urls: URLs, *, fresh: bool = False) -> dict[str, Awaitable[Page]]:
         loop = asyncio.get_running_loop()
-        futures: dict[str, asyncio.Future[Page]] = {u: loop.create_future() for u in dict.fromkeys(urls)}
+        unique = {str(u): u for u in urls}
+        futures: dict[str, asyncio.Future[Page]] = {u: loop.create_future() for u in unique}
         allowed = []
-        for url, future in futures.items():
+        for url, given in unique.items():
             try:
-                check_hosted_url(url, self.policy, self.name)
+                checked = self.check(given)
+                if checked.is_file:  # a provider cannot read this machine's files
+                    raise self.file_refused(url)
                 if reason := local_only_reason(url, self.policy):  # extract routes these to local first
                     raise not_sent_error(url, self.name, reason, DIRECT_HINT)
                 allowed.append(url)
             except FetchError as exc:
-                future.set_exception(exc)
+                futures[url].set_exception(exc)
+        age = max_age_s(self.config, fresh=fresh)
         for start in range(0, len(allowed), self.batch_size):
-            self.spawn(self._run_batch(allowed[start:start + self.batch_size], futures))
+            self.spawn(self._run_batch(allowed[start:start + self.batch_size], futures, age))
         return futures
 
-    async def _run_batch(self, urls: list[str], futures: dict[str, asyncio.Future[Page]]) -> None:
+    async def _run_batch(self, urls: list[str], futures: dict[str, asyncio.Future[Page]], age: int) -> None:
         try:
             async with self.gate:
-                data = await self._post(self.request_body(urls))
+                data = await self._post(self.request_body(urls, max_age_s=age))
             outcomes = self.read_response(urls, data)
         except FetchError as exc:  # the whole request failed: every URL of this batch says why
             outcomes = {u: type(exc)(f"{redact(u)}: {exc.message}", **{**exc.context, "url": u}) for u in urls}

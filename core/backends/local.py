@@ -3,7 +3,8 @@
 One ``httpx.AsyncClient`` per call serves every URL (shared connection pool, keep-alive). Every
 fetch is hardened against hostile URLs and servers (README "Security"):
 
-- the address policy (core/fetch/netpolicy.py) before the request, and in the connection itself
+- the address policy (core/fetch/netpolicy.py) before the request — the URL arrives checked
+  (core/fetch/checked.py), a plain string is checked once here — and in the connection itself
   (core/fetch/guarded_connect.py: resolve once, check every address, connect to a checked one);
 - redirects followed here, not by httpx, each hop re-checked, at most ``web.max_redirects``;
 - one deadline per URL (``web.timeout_s``) over DNS, connect, TLS, redirects, retries and the
@@ -20,11 +21,12 @@ import asyncio
 import email.utils
 import time
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import httpx
 
 from webshelf.core.backends.base import Backend
+from webshelf.core.fetch.checked import CheckedURL
 from webshelf.core.fetch.body import read_capped, too_large
 from webshelf.core.config import Config
 from webshelf.core.convert.by_type import refuse_binary_type, to_markdown
@@ -33,7 +35,7 @@ from webshelf.errors import (BlockedURLError, FetchError, FetchTimeoutError, HTT
 from webshelf.core.fetch.file_urls import read_file_url
 from webshelf.core.fetch.guarded_connect import GuardedTransport, Resolver
 from webshelf.core.models import Page
-from webshelf.core.fetch.netpolicy import Policy, check_url, redact
+from webshelf.core.fetch.netpolicy import check_url, redact
 
 ACCEPT = "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.8,application/pdf;q=0.7,*/*;q=0.5"
 REDIRECTS = {301, 302, 303, 307, 308}
@@ -68,7 +70,6 @@ class LocalBackend(Backend):
     def __init__(self, config: Config, *, resolver: Resolver | None = None) -> None:
         super().__init__(config)
         web = config.web
-        self.policy = Policy.from_config(web)
         limits = httpx.Limits(max_connections=web.concurrency, max_keepalive_connections=web.concurrency)
         self._client = httpx.AsyncClient(
             transport=GuardedTransport(self.policy, limits=limits, resolver=resolver),
@@ -81,10 +82,12 @@ class LocalBackend(Backend):
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def fetch(self, url: str) -> Page:
+    async def fetch(self, url: CheckedURL | str, *, fresh: bool = False) -> Page:
+        """Always a live fetch (``fresh`` changes nothing here: this backend keeps no copies)."""
         web = self.config.web
-        check_url(url, self.policy)
-        if urlsplit(url).scheme.lower() == "file":
+        checked = self.check(url)
+        url = checked.url
+        if checked.is_file:
             body, ctype, final_url = await asyncio.to_thread(read_file_url, url, self.policy, web.max_bytes)
             fetched = Fetched(final_url, 200, ctype, body)
         else:
@@ -130,7 +133,7 @@ class LocalBackend(Backend):
                     target = urljoin(str(response.url), location.strip())
                     try:
                         check_url(target, self.policy, first_hop=False)
-                    except BlockedURLError as exc:
+                    except BlockedURLError as exc:  # a new URL: the policy for a redirect target
                         raise BlockedURLError(f"{redact(url)}: redirect to {exc.message}", url=url) from None
                     current = target
                     continue

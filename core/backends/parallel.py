@@ -35,14 +35,14 @@ class ParallelBackend(HostedBackend):
     auth_header = "x-api-key"
     auth_scheme = ""
 
-    def request_body(self, urls: list[str]) -> dict[str, Any]:
+    def request_body(self, urls: list[str], *, max_age_s: int) -> dict[str, Any]:
         settings: ParallelConfig = self.settings  # type: ignore[assignment]
         full: bool | dict[str, int] = True
         if settings.max_chars_per_result is not None:
             full = {"max_chars_per_result": settings.max_chars_per_result}
         return {"urls": urls, "advanced_settings": {
             "full_content": full,
-            "fetch_policy": {"max_age_seconds": max(MIN_MAX_AGE_S, self.max_age_s),
+            "fetch_policy": {"max_age_seconds": max(MIN_MAX_AGE_S, max_age_s),
                              "timeout_seconds": settings.timeout_s,
                              "disable_cache_fallback": settings.disable_cache_fallback},
         }}

@@ -20,12 +20,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import ipaddress
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from webshelf.core.config import Config
-from webshelf.errors import FetchError, NotSentToProviderError
+from webshelf.errors import NotSentToProviderError
+from webshelf.core.fetch.checked import CheckedURL
 from webshelf.core.fetch.guarded_connect import Resolver, system_resolver
-from webshelf.core.fetch.netpolicy import RESERVED_NAMES, RESERVED_SUFFIXES, Policy, address_problem, check_url, parse_ip, redact
+from webshelf.core.fetch.netpolicy import RESERVED_NAMES, RESERVED_SUFFIXES, Policy, address_problem, parse_ip, redact
 
 
 def local_only_reason(url: str, policy: Policy) -> str | None:
@@ -66,26 +68,24 @@ async def _resolved_reason(host: str, port: int, policy: Policy, resolver: Resol
     return None
 
 
-async def keep_local(urls: list[str], config: Config, *, resolver: Resolver | None = None) -> dict[str, str]:
+async def keep_local(urls: Sequence[CheckedURL], config: Config, *,
+                     resolver: Resolver | None = None) -> dict[str, str]:
     """The URLs of ``urls`` that must not go to a hosted provider, each with the reason.
 
-    A URL the address policy refuses is left out: the hosted backend refuses it with
-    ``blocked_url`` before anything is sent, as the local backend would."""
+    The URLs are already checked (core/fetch/checked.py): one the address policy refuses never
+    gets here — its result is a ``blocked_url`` error, as with the local backend."""
     policy = Policy.from_config(config.web)
     reasons: dict[str, str] = {}
     lookups: dict[str, asyncio.Task[str | None]] = {}
-    for url in dict.fromkeys(urls):
-        try:
-            check_url(url, policy)
-        except FetchError:
-            continue
+    for checked in dict.fromkeys(urls):
+        url = checked.url
         if reason := local_only_reason(url, policy):
             reasons[url] = reason
-        elif _looks_up(policy) and (parts := urlsplit(url)).hostname:
-            port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+        elif _looks_up(policy) and checked.host:
+            parts = urlsplit(url)
+            port = parts.port or (443 if checked.scheme == "https" else 80)
             lookups[url] = asyncio.ensure_future(_resolved_reason(
-                parts.hostname.lower().rstrip("."), port, policy, resolver or system_resolver,
-                min(config.web.timeout_s, 10.0)))
+                checked.host, port, policy, resolver or system_resolver, min(config.web.timeout_s, 10.0)))
     for url, task in lookups.items():
         if reason := await task:
             reasons[url] = reason

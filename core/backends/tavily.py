@@ -29,7 +29,7 @@ class TavilyBackend(HostedBackend):
     path = "/extract"
     batch_size = MAX_URLS_PER_REQUEST
 
-    def request_body(self, urls: list[str]) -> dict[str, Any]:
+    def request_body(self, urls: list[str], *, max_age_s: int) -> dict[str, Any]:  # no cache-age parameter
         settings: TavilyConfig = self.settings  # type: ignore[assignment]
         return {"urls": urls, "extract_depth": settings.extract_depth, "format": "markdown",
                 "timeout": settings.timeout_s, "include_images": False}

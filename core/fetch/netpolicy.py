@@ -3,7 +3,8 @@
 An agent will be handed hostile URLs, so a URL must not reach the machine's own services,
 the local network or a cloud metadata endpoint. ``check_url`` applies every rule that needs
 no DNS (scheme, credentials in the URL, reserved names, IP literals in any spelling — decimal
-``2130706433``, hex, octal, ``127.1``, ``::ffff:127.0.0.1``); hosted backends use it alone.
+``2130706433``, hex, octal, ``127.1``, ``::ffff:127.0.0.1``); every input URL passes it once,
+inside ``core/fetch/checked.validate``, and hosted backends rely on that alone (no DNS here).
 ``check_addresses`` applies the rule to every address DNS returned; the local backend's
 connector (core/fetch/guarded_connect.py) resolves once, checks, and connects only to a checked
 address, so a rebinding DNS server gets no second chance.
@@ -212,18 +213,6 @@ def check_url(url: str, policy: Policy, *, first_hop: bool = True) -> None:
     if not parts.hostname:
         raise BlockedURLError(f"{redact(url)}: refused: the URL has no host", url=url)
     check_host(parts.hostname, url, policy)
-
-
-def check_hosted_url(url: str, policy: Policy, provider: str) -> None:
-    """The policy for a URL a hosted provider will fetch: every DNS-free rule, and no DNS lookup.
-
-    The provider resolves and fetches the target, not us, so looking its name up here would only
-    leak the URL to our resolver; literal addresses and reserved names are refused as for the local
-    backend. ``file://`` is refused outright: a provider cannot read this machine's files."""
-    if urlsplit(url).scheme.lower() == "file":
-        raise BlockedURLError(f"{url}: refused: a file:// URL cannot be fetched by the hosted backend {provider}; "
-                              "use the local backend (backend='local') for local files", url=url)
-    check_url(url, policy)
 
 
 def check_addresses(host: str, addresses: list[str], policy: Policy) -> list[str]:

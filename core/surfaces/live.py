@@ -39,9 +39,10 @@ def run_sync(config: Config, names: Sequence[str], *, once: bool, echo: Callable
     runtimes = []
     for name in sync_names(config, names):
         runtime = open_runtime(name, config)
-        if not hasattr(runtime, "sync"):
-            raise ConfigError(f"runtime {name!r} bind-mounts the cache and needs no sync; name a runtime of type ssh",
-                              key=f"runtimes.{name}")
+        if not runtime.offers.full_sync:  # declared by the adapter (runtimes/base.py Offers)
+            why = ("bind-mounts the cache and needs no sync" if runtime.offers.bind_mount else
+                   "gets each page when it is stored and has no full sync")
+            raise ConfigError(f"runtime {name!r} {why}; name an ssh runtime", key=f"runtimes.{name}")
         runtimes.append(runtime)
     s = config.runtimes.sync
     live = None if once else LiveSync(runtimes[0].mount.path, runtimes, debounce_s=s.debounce_s,

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-from webshelf.runtimes.base import BindRuntime, ExecResult
+from webshelf.runtimes.base import BindRuntime, ExecResult, Offers
 from webshelf.runtimes.docker.owner import LABEL, orphans, owner_labels
 from webshelf.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
 from webshelf.runtimes.sdk import import_sdk
@@ -49,6 +49,8 @@ def sdk_errors(docker) -> tuple[type[BaseException], ...]:
 
 class DockerRuntime(BindRuntime):
     kind = "docker"
+    #: binds the directory into a container it creates, or into the running one ``container`` names
+    offers = Offers(bind_mount=True, attach_setting="container")
 
     def __init__(self, settings, mount, *, name: str | None = None) -> None:
         super().__init__(settings, mount, name=name)
@@ -56,7 +58,6 @@ class DockerRuntime(BindRuntime):
         self._errors: tuple[type[BaseException], ...] = ()  # sdk_errors(docker), once the SDK is loaded
         self._client = None
         self.container = None
-        self.attached = bool(settings.container)
 
     # connection and errors ---------------------------------------------------------------
     def _where(self) -> str:

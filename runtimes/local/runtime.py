@@ -18,7 +18,7 @@ import signal
 import subprocess
 from collections.abc import Sequence
 
-from webshelf.runtimes.base import BindRuntime, ExecResult
+from webshelf.runtimes.base import BindRuntime, ExecResult, Offers
 from webshelf.errors import RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
 from webshelf.runtimes.local.scratch import make_scratch, orphan_dirs, remove_tree
 from webshelf.runtimes.local.view import SYSTEM_BINDS, view_args, whole_host
@@ -28,6 +28,8 @@ DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 
 class LocalRuntime(BindRuntime):
     kind = "local"
+    #: binds the directory into a fresh bwrap sandbox per command; there is nothing to attach to
+    offers = Offers(bind_mount=True)
 
     def __init__(self, settings, mount, *, name: str | None = None) -> None:
         super().__init__(settings, mount, name=name)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any, Callable
 
 from webshelf.mounts.spec import MountSpec
-from webshelf.runtimes.base import ExecResult, Runtime
+from webshelf.runtimes.base import ExecResult, Offers, Runtime
 from webshelf.errors import MountError, RuntimeAdapterError, RuntimeConfigError, RuntimeExecError
 from webshelf.runtimes.modal.fleet import VolumeFleet, fleet_for, release
 from webshelf.runtimes.modal.seam import FORBIDDEN_MOUNT_PATHS, ImageRecipe, ModalSeam, SandboxRequest
@@ -39,8 +39,8 @@ class ModalRuntime(Runtime):
     kind = "modal"
     #: how a runtime reaches Modal; tests put their fake here
     seam_factory: Callable[[str], ModalSeam] = staticmethod(_sdk_seam)
-    #: the setting that names a running sandbox to attach to (``open_running`` says so)
-    attach_key = "sandbox_id"
+    #: copies pages into a Volume (no full diff); creates a sandbox, or attaches to the one ``sandbox_id`` names
+    offers = Offers(attach_setting="sandbox_id")
 
     def __init__(self, settings, mount: MountSpec, *, name: str | None = None, seam: ModalSeam | None = None) -> None:
         super().__init__(settings, mount, name=name)
@@ -51,7 +51,6 @@ class ModalRuntime(Runtime):
         self.sandbox: Any = None
         self.sandbox_id: str | None = None
         self.fleet: VolumeFleet | None = None
-        self.attached = bool(settings.sandbox_id)
 
     # lifecycle ----------------------------------------------------------------------------
     def _request(self) -> SandboxRequest:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from webshelf.mounts.sync_engine import SyncEngine, SyncReport
-from webshelf.runtimes.base import ExecResult, Runtime, VerifyReport
+from webshelf.runtimes.base import ExecResult, Offers, SyncRuntime, VerifyReport
 from webshelf.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
 from webshelf.runtimes.ssh.connection import SshConnection
 from webshelf.runtimes.ssh.transport import SshTransport
@@ -29,10 +29,11 @@ from webshelf.runtimes.ssh.transport import SshTransport
 MODES = {"bind": (0o644, 0o755), "perms": (0o444, 0o555)}  # file mode, directory mode
 
 
-class SshRuntime(Runtime):
+class SshRuntime(SyncRuntime):
     kind = "ssh"
-    #: webshelf never creates the remote machine, only attaches to it (so ``extract --runtime`` may use it)
-    attached = True
+    #: copies with a full diff; webshelf never creates the remote machine, only connects to it
+    #: (so ``extract --runtime`` may use it)
+    offers = Offers(full_sync=True, creates_sandbox=False)
 
     def __init__(self, settings, mount, *, name: str | None = None) -> None:
         super().__init__(settings, mount, name=name)

@@ -1,4 +1,4 @@
-"""Cache internals: reuse keys, the per-page cap, TTL and LRU eviction, tombstones, hooks."""
+"""Cache internals: reuse keys, the per-page cap, TTL and LRU eviction, tombstones, removed paths."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 
 from webshelf.cache.caps import cap_text
 from webshelf.cache.evict import EXPIRED, OVER_CAP, EvictionPolicy
-from webshelf.cache.hooks import on_evict
 from webshelf.cache.shelf import Shelf
 from webshelf.cache.store import stale_temp_files
 from webshelf.cache.urls import normalize_url
@@ -108,20 +107,16 @@ def test_protected_pages_survive_even_alone_over_the_cap_until_a_later_pass(home
         assert [r.name for r, _ in shelf.prune(policy).removed] == [big.record.name]
 
 
-def test_eviction_tells_subscribers_which_paths_went(home):
-    heard: list[list[Path]] = []
-    unsubscribe = on_evict(heard.append)
-    unsubscribe_broken = on_evict(lambda paths: 1 / 0)  # a broken subscriber must not stop eviction
-    try:
-        with Shelf(home) as shelf:
-            old = put(shelf, "http://example.com/old", "old\n")
-            age(shelf, old.record.name, fetched=0)
-            shelf.prune(BIG)
-            shelf.prune(BIG)  # nothing removed: no call
-    finally:
-        unsubscribe()
-        unsubscribe_broken()
-    assert heard == [[old.path]]
+def test_a_pass_reports_exactly_the_page_files_it_removed(home):
+    """``PruneReport.paths`` is what a caller retracts from its sandboxes (there is no hooks bus)."""
+    with Shelf(home) as shelf:
+        old = put(shelf, "http://example.com/old", "old\n")
+        young = put(shelf, "http://example.com/young", "young\n")
+        age(shelf, old.record.name, fetched=0)
+        first = shelf.prune(BIG)
+        second = shelf.prune(BIG)  # nothing left to remove
+    assert first.paths == [old.path] and not old.path.exists() and young.path.exists()
+    assert second.paths == []
 
 
 def test_bounded_pass_stops_early_and_dry_run_removes_nothing(home):

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from webshelf.cache.hooks import on_evict
 from webshelf.cache.layout import content_hash, page_name
 from webshelf.cache.shelf import Shelf
 from webshelf.cache.urls import normalize_url
@@ -100,19 +99,17 @@ def test_stored_copy_over_max_file_chars_is_cut_and_the_footer_says_so(server, c
 
 def test_opportunistic_eviction_keeps_the_cache_under_the_cap_but_never_this_calls_pages(server, config):
     config.cache.max_total_bytes = 1 << 20
-    heard: list = []
-    unsubscribe = on_evict(heard.extend)
-    try:
-        urls = [serve(server, long_doc(40, tag=f" v{i}")) for i in range(30)]  # ≈ 40 KB each
-        for i in range(0, 30, 5):
-            results = web_extract_sync(urls[i:i + 5], config=config)
-            assert all(Path(r.path).exists() for r in results)
-    finally:
-        unsubscribe()
+    handed_out: list[Path] = []
+    urls = [serve(server, long_doc(40, tag=f" v{i}")) for i in range(30)]  # ≈ 40 KB each
+    for i in range(0, 30, 5):
+        results = web_extract_sync(urls[i:i + 5], config=config)
+        assert all(Path(r.path).exists() for r in results)
+        handed_out += [Path(r.path) for r in results]
     shelf = Shelf.shared(config.home)
     assert shelf.index.totals().bytes <= 1 << 20
-    assert heard and all(not p.exists() for p in heard)
-    gone = heard[0]
+    evicted = [p for p in handed_out if not p.exists()]
+    assert evicted
+    gone = evicted[0]
     with pytest.raises(PageNotFoundError) as err:
         read_file(gone, config=config)
     assert "re-extract it with web_extract([" in err.value.message and "size cap" in err.value.message

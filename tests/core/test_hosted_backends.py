@@ -248,3 +248,24 @@ def test_a_long_pydocs_page_from_a_provider_is_truncated_with_a_valid_footer_and
     head, tail = "".join(lines[: first - 1]), "".join(lines[last:])
     assert r.content.startswith(head) and r.content[: r.content.index(FOOTER)].endswith(tail)
     assert head + read_all(r.path, config, first, last) + tail == stored
+
+
+def test_fresh_is_an_argument_of_each_call_not_state_of_the_backend(home):
+    """One backend, two calls: ``fetch_many(..., fresh=True)`` then a plain one; each request
+    carries its own freshness (the backend has no ``fresh`` attribute to leave set)."""
+    import asyncio
+
+    from webshelf.core.backends import get_backend
+
+    url = next(iter(PAGES))
+
+    async def twice() -> None:
+        async with get_backend("firecrawl", config) as backend:
+            assert not hasattr(backend, "fresh")
+            await backend.fetch_many([url], fresh=True)[url]
+            await backend.fetch(url)
+
+    with FakeProvider("firecrawl", key=KEY, pages=PAGES) as fake:
+        config = hosted_config(home, "firecrawl", fake.base)
+        asyncio.run(twice())
+    assert [b["maxAge"] for b in fake.bodies()] == [0, 15 * 60 * 1000]
