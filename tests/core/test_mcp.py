@@ -131,7 +131,7 @@ def test_a_server_that_cannot_start_answers_initialize_with_the_reason(home):
     from mcp.shared.exceptions import MCPError
 
     env = subprocess_home(home)
-    (home / "config.yaml").write_text(yaml.safe_dump({"runtimes": {"local": {"bwrap": "/nonexistent/bwrap"}}}))
+    (home / "config.yaml").write_text(yaml.safe_dump({"runtimes": {"local": {"type": "local", "bwrap": "/nonexistent/bwrap"}}}))
 
     async def run() -> MCPError:
         params = StdioServerParameters(command=str(WEBSHELF), args=["mcp", "serve", "--runtime", "local"], env=env)

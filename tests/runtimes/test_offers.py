@@ -19,20 +19,21 @@ from webshelf.core.surfaces.live import run_sync
 from webshelf.errors import ConfigError
 from webshelf.runtimes.base import BindRuntime, Offers, Runtime, SyncRuntime
 from webshelf.runtimes.local.runtime import LocalRuntime
-from webshelf.runtimes.registry import names, runtime_class
+from webshelf.runtimes.modal.config import ModalRuntimeConfig
+from webshelf.runtimes.registry import runtime_class, types
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIRS = ("core", "cache", "mounts", "runtimes", "webshelf")
 
 
 def test_every_registered_runtime_declares_its_offers_consistently_with_its_base():
-    for name in names():
+    for name in types():
         cls = runtime_class(name)
         assert isinstance(cls.offers, Offers), name
         assert cls.offers.bind_mount == issubclass(cls, BindRuntime), name
         assert cls.offers.full_sync == issubclass(cls, SyncRuntime), name
-    assert {n for n in names() if runtime_class(n).offers.full_sync} == {"ssh"}
-    assert {n: runtime_class(n).offers.attach_setting for n in names()} == \
+    assert {n for n in types() if runtime_class(n).offers.full_sync} == {"ssh"}
+    assert {n: runtime_class(n).offers.attach_setting for n in types()} == \
         {"docker": "container", "modal": "sandbox_id", "local": None, "ssh": None}
     assert not runtime_class("ssh").offers.creates_sandbox
 
@@ -42,7 +43,7 @@ def test_attach_settings_name_real_settings_and_attached_follows_them(config: Co
     assert not docker.attached
     config.runtimes.docker.container = "web-box"
     assert open_runtime("docker", config).attached
-    assert "sandbox_id" in type(config.runtimes.modal).model_fields
+    assert "sandbox_id" in ModalRuntimeConfig.model_fields
     assert not open_runtime("local", config).attached  # a fresh bwrap per command
 
 
