@@ -12,9 +12,21 @@ A field whose ``${VAR}`` is unset raises its ConfigError when read, not when the
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationInfo
+from pydantic.functional_validators import AfterValidator
+
+
+
+def _absolute(value: str, info: ValidationInfo) -> str:
+    if not value.startswith("/"):
+        raise ValueError(f"{info.field_name} {value!r} must be an absolute path")
+    return value
+
+
+#: a path setting that must be absolute (a sandbox's workdir, a remote staging directory)
+AbsolutePath = Annotated[str, AfterValidator(_absolute)]
 
 #: what a runtime instance may be called (``--runtime NAME``, a key under ``runtimes:``)
 INSTANCE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from webshelf.runtimes.settings import Strict
+from webshelf.runtimes.settings import AbsolutePath, Strict
 
 
 class ModalImageConfig(Strict):
@@ -34,7 +34,7 @@ class ModalRuntimeConfig(Strict):
     timeout: int = Field(3_600, ge=10, le=86_400, description="Seconds before Modal ends a sandbox we created.")
     cpu: float | None = Field(None, gt=0, le=64, description="CPU cores reserved (Modal default when null).")
     memory: int | None = Field(None, ge=128, le=344_064, description="Memory reserved, in MiB (Modal default when null).")
-    workdir: str | None = Field(None, description="Directory commands start in.")
+    workdir: AbsolutePath | None = Field(None, description="Directory commands start in.")
     user: str | None = Field("65534:65534", pattern=r"^[0-9]+:[0-9]+$",
                              description="uid:gid commands run as (setpriv inside; no capabilities); "
                                          "null = the image's user, root on Modal, which verify() fails.")
@@ -45,13 +45,6 @@ class ModalRuntimeConfig(Strict):
     reload_timeout_s: float = Field(55.0, gt=0, le=600, description="Longest wait for one Volume reload inside a sandbox.")
     reload_retry_s: float = Field(30.0, ge=0, le=600, description="How long a reload refused because files are open is retried.")
     reload_concurrency: int = Field(32, ge=1, le=1_024, description="Sandboxes reloaded at once when a page is published.")
-
-    @field_validator("workdir")
-    @classmethod
-    def _absolute_workdir(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith("/"):
-            raise ValueError(f"workdir {value!r} must be an absolute path")
-        return value
 
 
 __all__ = ["ModalImageConfig", "ModalRuntimeConfig"]

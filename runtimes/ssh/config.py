@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from webshelf.runtimes.settings import Strict
+from webshelf.runtimes.settings import AbsolutePath, Strict
 
 
 class SshJumpConfig(Strict):
@@ -40,7 +40,7 @@ class SshRuntimeConfig(Strict):
     jump: SshJumpConfig | None = Field(None, description="Optional jump host.")
     readonly: Literal["bind", "perms"] = Field(
         "perms", description="bind: root sync user, staging dir bind-mounted read-only; perms: 0444/0555 files.")
-    staging_dir: str | None = Field(None, description="readonly: bind staging directory (default: beside cache/web).")
+    staging_dir: AbsolutePath | None = Field(None, description="readonly: bind staging directory (default: beside cache/web).")
     agent_user: str | None = Field(None, description="The user commands (exec, verify) run as; default: user.")
     agent_key_file: str | None = Field(None, description="Key for agent_user (default: key_file).")
     transfer: Literal["auto", "tar", "sftp"] = Field("auto", description="tar stream over exec, or SFTP; auto = tar if present.")
@@ -49,13 +49,6 @@ class SshRuntimeConfig(Strict):
     batch_bytes: int = Field(64_000_000, ge=1_000, le=10_000_000_000, description="Bytes per transfer batch.")
     reconnect_attempts: int = Field(5, ge=1, le=100, description="Connection attempts before an error.")
     reconnect_backoff_s: float = Field(0.5, ge=0, le=60, description="First backoff; doubles per attempt (max 30 s).")
-
-    @field_validator("staging_dir")
-    @classmethod
-    def _absolute_staging(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith("/"):
-            raise ValueError(f"staging_dir {value!r} must be an absolute path")
-        return value
 
 
 #: the keys of the old ``runtimes.ssh`` block that every host shared; each host has them now
