@@ -8,7 +8,22 @@ statistics. Used by ``core.html_markdown``; see its docstring for the measuremen
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The numeric knobs of container choice. The defaults are what
+    ``bench/extract_tuning.py`` chose on all of WCXB dev; ``bench/extract_quality.py``
+    re-chooses them on 4 folds and scores the 5th, so the reported numbers are held-out."""
+
+    container_min_share: float = 0.25  # a semantic container must hold this share of the text
+    descend_share: float = 0.7  # the density descent follows a child holding this share
+
+
+DEFAULT = Tuning()
 
 # Never content: removed everywhere, before anything else looks at the tree.
 _JUNK_TAGS = ("script, style, template, svg, iframe, object, embed, canvas, link, meta, "
@@ -174,7 +189,7 @@ def _descend(node: LexborNode, share: float = 0.7) -> LexborNode:
     return node
 
 
-def main_content(tree: LexborHTMLParser) -> LexborNode | None:
+def main_content(tree: LexborHTMLParser, tuning: Tuning = DEFAULT) -> LexborNode | None:
     """Prune ``tree`` and return the element holding the page's main content."""
     body = tree.body or tree.root
     if body is None:
@@ -193,9 +208,9 @@ def main_content(tree: LexborHTMLParser) -> LexborNode | None:
             if len(articles) > 1:
                 best = _common_ancestor(articles) or best
                 best_len = _text_len(best)
-        if best_len >= 0.25 * total:
+        if best_len >= tuning.container_min_share * total:
             return best
-    return _descend(body)
+    return _descend(body, tuning.descend_share)
 
 
 def _common_ancestor(nodes: list[LexborNode]) -> LexborNode | None:

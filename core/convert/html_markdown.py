@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import html_to_markdown as h2m
 from selectolax.lexbor import LexborHTMLParser
 
-from webshelf.core.convert.html_main_content import main_content
+from webshelf.core.convert.html_main_content import DEFAULT, Tuning, main_content
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ def _tidy(markdown: str) -> str:
     return markdown + "\n" if markdown else ""
 
 
-def html_to_markdown(html: str, url: str | None = None) -> Converted:
+def html_to_markdown(html: str, url: str | None = None, *, tuning: Tuning = DEFAULT) -> Converted:
     """Convert ``html`` to Markdown of its main content. Never raises on junk input."""
     if isinstance(html, bytes):
         html = html.decode("utf-8", errors="replace")
@@ -158,7 +158,7 @@ def html_to_markdown(html: str, url: str | None = None) -> Converted:
         title = _title(tree)
         h1 = tree.css_first("h1")
         h1_text = _clean_text(h1.text(deep=True)) if h1 is not None else None
-        node = main_content(tree)
+        node = main_content(tree, tuning)
         if node is not None:
             _polish(node)
         fragment = node.html if node is not None else ""
