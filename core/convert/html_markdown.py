@@ -108,19 +108,22 @@ def _convert(html: str, url: str | None) -> str:
 
 
 def _dedupe(markdown: str) -> str:
-    """Drop exact repeats of long prose lines (responsive layouts render blocks twice)."""
+    """Drop exact repeats of long prose paragraphs (responsive layouts render blocks twice).
+    Whole blank-line-separated blocks are compared, never single lines: the converter keeps
+    the source's line breaks inside a paragraph, and two paragraphs may share a line."""
     seen: set[str] = set()
     out, fenced = [], False
-    for line in markdown.split("\n"):
-        key = line.strip()
-        if key.startswith(("```", "~~~")):
-            fenced = not fenced
-        elif not fenced and len(key) >= _DEDUPE_MIN and not key.startswith("|"):
+    for block in markdown.split("\n\n"):
+        key = block.strip()
+        fences = sum(1 for line in block.split("\n") if line.lstrip().startswith(("```", "~~~")))
+        if not fenced and not fences and len(key) >= _DEDUPE_MIN and not key.startswith("|"):
             if key in seen:
                 continue
             seen.add(key)
-        out.append(line)
-    return "\n".join(out)
+        if fences % 2:
+            fenced = not fenced
+        out.append(block)
+    return "\n\n".join(out)
 
 
 _DEDUPE_MIN = 40
