@@ -108,25 +108,35 @@ def _convert(html: str, url: str | None) -> str:
 
 
 def _dedupe(markdown: str) -> str:
-    """Drop exact repeats of long prose paragraphs (responsive layouts render blocks twice).
-    Whole blank-line-separated blocks are compared, never single lines: the converter keeps
-    the source's line breaks inside a paragraph, and two paragraphs may share a line."""
+    """Drop a repeated copy of a section (responsive layouts render the article twice, desktop
+    and mobile): a run of consecutive blocks that each appeared before, holding at least
+    ``_DEDUPE_RUN`` different blocks (the same paragraph three times is not a section copy). Whole blank-line-separated blocks are compared, never lines, and a single repeated
+    paragraph stays (a coupon's fine print under each offer, a refrain, a test page's lorem)."""
+    blocks = markdown.split("\n\n")
     seen: set[str] = set()
-    out, fenced = [], False
-    for block in markdown.split("\n\n"):
+    repeat, fenced = [], False
+    for block in blocks:
         key = block.strip()
         fences = sum(1 for line in block.split("\n") if line.lstrip().startswith(("```", "~~~")))
-        if not fenced and not fences and len(key) >= _DEDUPE_MIN and not key.startswith("|"):
-            if key in seen:
-                continue
+        repeat.append(bool(key) and not fenced and not fences and key in seen)
+        if key:
             seen.add(key)
         if fences % 2:
             fenced = not fenced
-        out.append(block)
+    out, i = [], 0
+    while i < len(blocks):
+        j = i
+        while j < len(blocks) and repeat[j]:
+            j += 1
+        if len({blocks[k].strip() for k in range(i, j)}) >= _DEDUPE_RUN:
+            i = j  # a repeated section (distinct blocks seen before, in a row): drop it whole
+            continue
+        out.extend(blocks[i:max(j, i + 1)])
+        i = max(j, i + 1)
     return "\n\n".join(out)
 
 
-_DEDUPE_MIN = 40
+_DEDUPE_RUN = 3
 
 
 _TOO_SHORT = 200
