@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import html_to_markdown as h2m
 from selectolax.lexbor import LexborHTMLParser
 
+from webshelf.core.convert.html_code import normalise_code_blocks
 from webshelf.core.convert.html_main_content import DEFAULT, Tuning, main_content
 
 
@@ -77,29 +78,16 @@ def _title(tree: LexborHTMLParser) -> str | None:
 
 
 _PERMALINK_TEXT = frozenset({"", "¶", "#", "§", "🔗", "link", "permalink"})
-_LANG = re.compile(r"(?:^|\s)(?:language|lang|highlight-source|highlight)-([\w+#.-]+)")
 
 
 def _polish(node) -> None:
     """Small fixes on the chosen subtree before conversion: drop heading permalinks ("¶"),
-    give code blocks the language their wrapper names (Sphinx, GitHub, Prism)."""
+    make every ``<pre>`` one clean code block with its language (``core.convert.html_code``)."""
     for a in node.css("h1 a[href^='#'], h2 a[href^='#'], h3 a[href^='#'], h4 a[href^='#'], "
                       "h5 a[href^='#'], h6 a[href^='#'], dt a[href^='#'], a.headerlink"):
         if a.text(deep=True, strip=True).lower() in _PERMALINK_TEXT and a.css_first("img") is None:
             a.remove()
-    for pre in node.css("pre"):
-        code = pre.css_first("code")
-        if _LANG.search(pre.attributes.get("class") or "") or (
-                code is not None and _LANG.search(code.attributes.get("class") or "")):
-            continue
-        parent, depth = pre.parent, 0
-        while parent is not None and depth < 3:
-            match = _LANG.search(parent.attributes.get("class") or "")
-            if match:
-                if match.group(1) not in ("default", "none", "text"):
-                    pre.attrs["class"] = f"language-{match.group(1)}"
-                break
-            parent, depth = parent.parent, depth + 1
+    normalise_code_blocks(node)
 
 
 def _convert(html: str, url: str | None) -> str:
