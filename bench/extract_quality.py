@@ -121,6 +121,7 @@ def snippet_hits(plain: str, snippets: list[str]) -> tuple[int, int]:
 
 
 _PARSER = None
+_CONTAINER_PREFIX = re.compile(r"^(?:\s*>)*")  # a fence inside a block quote: "> ```"
 
 
 def fences_balanced(markdown: str) -> bool:
@@ -136,7 +137,7 @@ def fences_balanced(markdown: str) -> bool:
         if token.type != "fence" or not token.map:
             continue
         start, end = token.map
-        closing = lines[end - 1].strip() if end - start >= 2 else ""
+        closing = _CONTAINER_PREFIX.sub("", lines[end - 1]).strip() if end - start >= 2 else ""
         marker = token.markup
         if not (closing.startswith(marker) and set(closing) == {marker[0]}):
             return False
