@@ -27,6 +27,7 @@ import html_to_markdown as h2m
 from selectolax.lexbor import LexborHTMLParser
 
 from webshelf.core.convert.html_code import normalise_code_blocks
+from webshelf.core.convert.html_tables import unwrap_layout_tables
 from webshelf.core.convert.html_main_content import DEFAULT, Tuning, main_content
 
 
@@ -82,12 +83,14 @@ _PERMALINK_TEXT = frozenset({"", "¶", "#", "§", "🔗", "link", "permalink"})
 
 def _polish(node) -> None:
     """Small fixes on the chosen subtree before conversion: drop heading permalinks ("¶"),
-    make every ``<pre>`` one clean code block with its language (``core.convert.html_code``)."""
+    make every ``<pre>`` one clean code block with its language (``core.convert.html_code``),
+    turn layout tables into text blocks (``core.convert.html_tables``)."""
     for a in node.css("h1 a[href^='#'], h2 a[href^='#'], h3 a[href^='#'], h4 a[href^='#'], "
                       "h5 a[href^='#'], h6 a[href^='#'], dt a[href^='#'], a.headerlink"):
         if a.text(deep=True, strip=True).lower() in _PERMALINK_TEXT and a.css_first("img") is None:
             a.remove()
     normalise_code_blocks(node)
+    unwrap_layout_tables(node)
 
 
 def _convert(html: str, url: str | None) -> str:
