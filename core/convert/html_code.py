@@ -59,9 +59,11 @@ def _code_text(pre: LexborNode) -> str:
             node.remove()
     for br in pre.css("br"):
         br.replace_with("\n")
-    lines = [n for n in pre.css(", ".join(_LINE_BLOCKS))]
+    selector = ", ".join(_LINE_BLOCKS)
+    lines = [n for n in pre.css(selector) if n.mem_id != pre.mem_id]
     if lines and "\n" not in pre.text(deep=True):
-        return "\n".join(n.text(deep=True) for n in lines if n.css_first(", ".join(_LINE_BLOCKS)) is None)
+        leaves = [n for n in lines if all(m.mem_id == n.mem_id for m in n.css(selector))]
+        return "\n".join(n.text(deep=True) for n in leaves)
     return pre.text(deep=True)
 
 
