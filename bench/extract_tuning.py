@@ -15,7 +15,7 @@ GRID: list[tuple[str, dict]] = [
      {"narrow_share": 1.0, "link_density": 1.0, "comment_min_share": 0.2}),
     ("link density 0.5", {"link_density": 0.5}),
     ("link density 0.7", {"link_density": 0.7}),
-    ("link blocks from 40 chars", {"link_min_chars": 40}),
+    ("link blocks from 80 chars", {"link_min_chars": 80}),
     ("link blocks from 150 chars", {"link_min_chars": 150}),
     ("listing guard 0.35", {"link_page_max": 0.35}),
     ("narrow 0.45", {"narrow_share": 0.45}),

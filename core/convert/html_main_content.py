@@ -25,7 +25,7 @@ class Tuning:
     descend_share: float = 0.7  # the density descent follows a child holding this share
     narrow_share: float = 0.6  # an inner article holding this share of non-link text wins (1 = off)
     link_density: float = 0.6  # blocks at least this much link text are dropped (1 = off)
-    link_min_chars: int = 80  # ... when they hold at least this many characters
+    link_min_chars: int = 40  # ... when they hold at least this many characters
     link_page_max: float = 0.5  # ... unless the whole container is this much link text (listings)
     comment_min_share: float = 0.1  # reader comments go when the rest is this share of the page
 
