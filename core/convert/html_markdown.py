@@ -1,21 +1,35 @@
 """HTML page → Markdown of its main content (the local backend's converter).
 
-Approach: parse once with Lexbor (selectolax), prune boilerplate and pick the main-content
-container (``core.html_main_content``: HTML semantics, generic class/id words, text density — no
-per-site rules), then convert only that subtree with html-to-markdown 3.x (Rust).
+Method — parse once with Lexbor (selectolax), then, all in C-backed DOM calls with a few dozen
+Python decisions per page:
 
-Why, measured by ``bench/extract_quality.py`` on the 1,358 WCXB dev pages in one process (2 cores,
-2026-11-29; full table in docs/benchmarks.md) — mean word F1 / `with` snippets found / median ms:
+1. prune page chrome (``core.convert.html_main_content``): scripts, hidden elements, ``nav`` /
+   ``aside`` / ARIA landmarks, site header/footer, class/id tokens that start or end with a
+   boilerplate word, reader comments when the page has ≥ 10% other text;
+2. pick the container: ``main`` / ``article`` / ``role=main`` (the common ancestor of several
+   articles for threads and listings), else a text-density descent;
+3. link density (``core.convert.html_density``): narrow a ``<main>`` to the single inner article
+   that holds ≥ 60% of its non-link text, and drop blocks that are ≥ 60% link text (teaser
+   rails, "read next", tag clouds) — unless the container is itself mostly links (a listing);
+4. fidelity fixes (``html_code``: every ``<pre>`` one clean fenced block, gutters dropped,
+   language kept; ``html_tables``: layout tables become text), then html-to-markdown 3.x (Rust)
+   on that subtree only; a repeated *section* (responsive double render) is dropped.
 
-    this module (prune + container + html-to-markdown)   0.828 / 0.809 / 18.1
-    trafilatura.extract(output_format="markdown")         0.816 / 0.732 / 107.2   (fast=True: 0.785 / 0.705 / 65.9)
-    resiliparse extract_plain_text(main_content=True)    0.775 / 0.771 / 6.2     (plain text only)
-    html-to-markdown on the whole page (aggressive prep)  0.763 / 0.811 / 12.0    (keeps menus, footers)
-    readability-lxml + html-to-markdown                   0.698 / 0.599 / 72.7
+No per-site rules. The numeric knobs live in ``html_main_content.Tuning``.
 
-It beats trafilatura's F1 and snippet recall at 1/5.9 of its median time, and keeps Markdown
-structure (fenced code with language, pipe tables, images, links) that plain-text extractors
-drop. Its weak spot: more boilerplate gets through (`without` snippets 0.150 vs 0.061).
+Why, measured by ``bench/extract_quality.py`` (one run, every candidate in its own process;
+docs/benchmarks.md has the tables). Numbers are **cross-validated**: 5 folds by registered
+domain on WCXB dev, knobs chosen on 4 folds, scored on the 5th; the readability corpus is a
+second check never tuned on — mean word F1 / ``with`` snippets / median ms / peak RSS:
+
+    WCXB dev, 1,358 pages        webshelf 0.838 / 0.878 / 7.3 ms / 96 MB
+                                 trafilatura 0.816 / 0.805 / 83.1 ms / 163 MB
+                                 resiliparse 0.776 / 0.828 / 4.6 ms / 67 MB (plain text)
+    readability, 130 pages       webshelf 0.937, trafilatura 0.928, resiliparse 0.927
+
+Link density took WCXB precision from 0.792 to 0.816 for 0.013 recall; trafilatura stays more
+precise (0.849), the gap being forum, product, listing and collection pages — recall (0.914 vs
+0.843) is what wins F1, and an agent can skip a menu but cannot read what was dropped.
 """
 
 from __future__ import annotations
