@@ -8,7 +8,29 @@ statistics. Used by ``core.html_markdown``; see its docstring for the measuremen
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from webshelf.core.convert.html_density import drop_link_blocks, narrow
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The numeric knobs of container choice. The defaults are what
+    ``bench/extract_tuning.py`` chose on all of WCXB dev; ``bench/extract_quality.py``
+    re-chooses them on 4 folds and scores the 5th, so the reported numbers are held-out."""
+
+    container_min_share: float = 0.25  # a semantic container must hold this share of the text
+    descend_share: float = 0.7  # the density descent follows a child holding this share
+    narrow_share: float = 0.6  # an inner article holding this share of non-link text wins (1 = off)
+    link_density: float = 0.6  # blocks at least this much link text are dropped (1 = off)
+    link_min_chars: int = 40  # ... when they hold at least this many characters
+    link_page_max: float = 0.5  # ... unless the whole container is this much link text (listings)
+    comment_min_share: float = 0.1  # reader comments go when the rest is this share of the page
+
+
+DEFAULT = Tuning()
 
 # Never content: removed everywhere, before anything else looks at the tree.
 _JUNK_TAGS = ("script, style, template, svg, iframe, object, embed, canvas, link, meta, "
@@ -83,7 +105,7 @@ def _has_ancestor(node: LexborNode, tags: tuple[str, ...]) -> bool:
     return False
 
 
-def prune(tree: LexborHTMLParser, body: LexborNode) -> None:
+def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2) -> None:
     """Remove scripts, hidden elements and page chrome from ``body`` in place."""
     # remove() detaches without freeing, so nodes already listed stay safe to inspect.
     for node in tree.css(_JUNK_TAGS):
@@ -116,23 +138,23 @@ def prune(tree: LexborHTMLParser, body: LexborNode) -> None:
             comments.append(node)
         elif kind == "boiler" and _removable(node, total, _NAME_KEEPS):
             node.remove()
-    _drop_comments(body, comments)
+    _drop_comments(body, comments, comment_share)
 
 
-def _drop_comments(body: LexborNode, comments: list[LexborNode]) -> None:
+def _drop_comments(body: LexborNode, comments: list[LexborNode], share: float) -> None:
     ids = {n.mem_id for n in comments}
     outermost = [n for n in comments if not _inside(n, ids)]
     comment_len = sum(_text_len(n) for n in outermost)
     if not comment_len:
         return
     rest = _text_len(body) - comment_len
-    if rest >= COMMENT_MIN_REST and rest >= COMMENT_MIN_SHARE * (rest + comment_len):
+    if rest >= COMMENT_MIN_REST and rest >= share * (rest + comment_len):
         for node in outermost:
             if node.tag not in ("html", "body", "main") and node.css_first("main, h1") is None:
                 node.remove()
 
 
-COMMENT_MIN_REST, COMMENT_MIN_SHARE = 1000, 0.2
+COMMENT_MIN_REST = 1000
 
 
 def _inside(node: LexborNode, ids: set[int]) -> bool:
@@ -174,12 +196,22 @@ def _descend(node: LexborNode, share: float = 0.7) -> LexborNode:
     return node
 
 
-def main_content(tree: LexborHTMLParser) -> LexborNode | None:
-    """Prune ``tree`` and return the element holding the page's main content."""
+def main_content(tree: LexborHTMLParser, tuning: Tuning = DEFAULT) -> LexborNode | None:
+    """Prune ``tree`` and return the element holding the page's main content, with link-dense
+    blocks inside it removed (``core.convert.html_density``)."""
+    node = _container(tree, tuning)
+    if node is not None and node.tag not in ("html", "body"):
+        node = narrow(node, tuning.narrow_share)
+    if node is not None:
+        drop_link_blocks(node, tuning.link_density, tuning.link_min_chars, tuning.link_page_max)
+    return node
+
+
+def _container(tree: LexborHTMLParser, tuning: Tuning) -> LexborNode | None:
     body = tree.body or tree.root
     if body is None:
         return None
-    prune(tree, body)
+    prune(tree, body, tuning.comment_min_share)
     total = _text_len(body)
     if not total:
         return body
@@ -193,9 +225,9 @@ def main_content(tree: LexborHTMLParser) -> LexborNode | None:
             if len(articles) > 1:
                 best = _common_ancestor(articles) or best
                 best_len = _text_len(best)
-        if best_len >= 0.25 * total:
+        if best_len >= tuning.container_min_share * total:
             return best
-    return _descend(body)
+    return _descend(body, tuning.descend_share)
 
 
 def _common_ancestor(nodes: list[LexborNode]) -> LexborNode | None:

@@ -188,3 +188,71 @@ def test_python_docs_page_keeps_headings_and_code():
     assert "prog = re.compile(pattern)\nresult = prog.match(string)" in md
     assert len(md) > 40_000
     assert "Quick search" not in md and "Navigation" not in md.splitlines()
+
+
+# ---------------------------------------------------------------- fidelity (issue 14)
+
+CODE = "int main(void) {\n    return 0;\n}"
+
+
+def _fence_blocks(md: str) -> list[str]:
+    return re.findall(r"^```[^\n]*\n(.*?)\n```$", md, re.M | re.S)
+
+
+def test_gutter_table_becomes_one_fence_without_numbers():
+    gutter = "<pre>1\n2\n3</pre>"
+    html = page(f'<table class="highlighttable"><tr><td class="linenos">{gutter}</td>'
+                f'<td class="code"><pre><code class="language-c">{CODE}</code></pre></td></tr></table>')
+    md = html_to_markdown(html).markdown
+    assert _fence_blocks(md) == [CODE]
+    assert "```c\n" in md and "|" not in md
+
+
+def test_lineno_spans_and_per_line_divs_are_dropped_and_split():
+    spans = "".join(f'<span class="lineno">{i}</span>{line}\n' for i, line in enumerate(CODE.split("\n"), 1))
+    divs = "".join(f'<div class="line">{line}</div>' for line in CODE.split("\n"))
+    md = html_to_markdown(page(f'<pre class="language-c">{spans}</pre><pre data-lang="c">{divs}</pre>')).markdown
+    assert _fence_blocks(md) == [CODE, CODE]
+    assert md.count("```c\n") == 2
+
+
+def test_pre_with_br_lines_and_quote_indent():
+    md = html_to_markdown(page("<blockquote><pre>a = 1<br>b = 2</pre></blockquote>")).markdown
+    assert _fence_blocks(md) == ["a = 1\nb = 2"]
+    assert "> ```" not in md
+
+
+def test_layout_table_becomes_text_data_table_stays():
+    layout = f"<table><tr><td><p>{PROSE}</p></td><td><p>Second column prose here.</p></td></tr></table>"
+    data = "<table><tr><th>k</th><th>v</th></tr><tr><td>a</td><td>1</td></tr></table>"
+    md = html_to_markdown(page(layout + data)).markdown
+    assert "| k | v |" in md.replace("  ", " ") or re.search(r"^\|\s*k\s*\|\s*v\s*\|", md, re.M)
+    prose_line = next(line for line in md.splitlines() if "body of the article" in line)
+    assert not prose_line.startswith("|")
+    assert "Second column prose here." in md.splitlines()
+
+
+def test_headings_in_list_items_reach_the_outline():
+    from webshelf.core.truncate import headings
+
+    md = html_to_markdown(page("<h1>Guide</h1><ol><li><h2>Install</h2><p>pip install x</p></li>"
+                               "<li><h3>Configure</h3></li></ol>")).markdown
+    found = [(h.level, h.text) for h in headings(md)]
+    assert (2, "Install") in found and (3, "Configure") in found, found
+    assert re.search(r"^1\. ## Install$", md, re.M) and re.search(r"^\d\. ### Configure$", md, re.M)
+
+
+def test_main_with_teaser_rail_narrows_to_the_article():
+    teasers = "".join(f'<li><a href="/s{i}">Another story headline number {i} here</a></li>' for i in range(12))
+    html = f"""<html><head><title>t</title></head><body><main>
+      <article><h1>Story</h1><p>{PROSE}</p><p>{PROSE}</p></article>
+      <div><h3>More stories</h3><ul>{teasers}</ul></div></main></body></html>"""
+    md = html_to_markdown(html).markdown
+    assert "# Story" in md and "body of the article" in md
+    assert "Another story headline" not in md and "More stories" not in md
+
+
+def test_listing_page_keeps_its_links():
+    items = "".join(f'<li><a href="/p{i}">Product name number {i} with a long title</a></li>' for i in range(30))
+    md = html_to_markdown(f"<html><body><main><h1>All products</h1><ul>{items}</ul></main></body></html>").markdown
+    assert md.count("Product name number") == 30

@@ -1,0 +1,121 @@
+"""Code blocks: every ``<pre>`` becomes one clean ``<pre><code class="language-…">`` before
+conversion, so the Markdown has exactly one valid fenced block per ``<pre>``.
+
+Why: highlighters wrap code in structure that a converter renders as Markdown — a table with a
+line-number gutter column (Hugo/Chroma, Pygments ``linenos="table"``, GitHub gists) became a
+pipe table or list with fences inside it (``- ```` lines: broken fences); ``<span
+class="lineno">`` gutters put numbers into the code; per-line ``<div>``s lost their line breaks;
+a ``<blockquote>`` used only to indent an example put a fence inside a quote. Here the gutter is
+dropped, the code's text (with ``<br>`` and per-line blocks as newlines) is kept verbatim, and
+the language is taken from the first ``language-x`` / ``lang-x`` / ``highlight-x`` class or
+``data-lang`` on the block or up to three ancestors.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+_LANG = re.compile(r"(?:^|\s)(?:language|lang|highlight-source|highlight|brush:?)-?([\w+#.-]+)")
+_NO_LANG = frozenset({"default", "none", "text", "plain", "plaintext", "nohighlight", "source"})
+_GUTTER_CLASS = re.compile(
+    r"(?:^|\s)(?:line-?numbers?(?:-rows)?|linenos?|lnt|ln|gutter|hljs-ln-numbers?|hljs-ln-n|"
+    r"code-line-number|blob-num|react-line-number|rouge-gutter|line-no|lineno-\w+)(?:\s|$)", re.I)
+_DIGITS = re.compile(r"^[\s\d.:]*$")
+_LINE_BLOCKS = ("div", "p", "li", "tr")
+
+
+def _language(node: LexborNode) -> str | None:
+    current, depth = node, 0
+    while current is not None and depth < 4:
+        attrs = current.attributes
+        if attrs.get("data-lang"):
+            lang = attrs["data-lang"].strip().lower()
+            return None if lang in _NO_LANG else lang
+        match = _LANG.search(attrs.get("class") or "")
+        if match:
+            lang = match.group(1).lower()
+            return None if lang in _NO_LANG else lang
+        current, depth = current.parent, depth + 1
+    return None
+
+
+def _code_language(pre: LexborNode) -> str | None:
+    code = pre.css_first("code")
+    if code is not None:
+        match = _LANG.search(code.attributes.get("class") or "")
+        if match:
+            lang = match.group(1).lower()
+            return None if lang in _NO_LANG else lang
+    return _language(pre)
+
+
+def _code_text(pre: LexborNode) -> str:
+    """The code as the reader sees it: gutters removed, ``<br>`` and per-line blocks → newlines."""
+    for node in pre.css("[class]"):
+        if _GUTTER_CLASS.search(node.attributes.get("class") or ""):
+            node.remove()
+    for br in pre.css("br"):
+        br.replace_with("\n")
+    selector = ", ".join(_LINE_BLOCKS)
+    lines = [n for n in pre.css(selector) if n.mem_id != pre.mem_id]
+    if lines and "\n" not in pre.text(deep=True):
+        leaves = [n for n in lines if all(m.mem_id == n.mem_id for m in n.css(selector))]
+        return "\n".join(n.text(deep=True) for n in leaves)
+    return pre.text(deep=True)
+
+
+def _gutter_table(pre: LexborNode) -> LexborNode | None:
+    """The table a highlighter laid out as [line numbers | code] around ``pre``, if any."""
+    table, depth = pre.parent, 0
+    while table is not None and table.tag != "table" and depth < 4:
+        table, depth = table.parent, depth + 1
+    if table is None or table.tag != "table":
+        return None
+    for cell in table.css("td, th"):
+        if cell.css_first("pre") is not None and _contains(cell, pre):
+            continue
+        if not _DIGITS.match(cell.text(deep=True)):
+            return None
+    return table
+
+
+def _contains(outer: LexborNode, inner: LexborNode) -> bool:
+    node = inner
+    while node is not None:
+        if node.mem_id == outer.mem_id:
+            return True
+        node = node.parent
+    return False
+
+
+def normalise_code_blocks(root: LexborNode) -> int:
+    """Rewrite every ``<pre>`` under ``root`` as a clean code block; returns how many."""
+    pres = root.css("pre")
+    done = 0
+    for pre in pres:
+        if pre.parent is None:
+            continue
+        text = pre.text(deep=True)
+        if _DIGITS.match(text) and len(pres) > 1:
+            # A gutter of its own (<pre>1\n2\n3</pre> beside the code): drop it.
+            if text.strip():
+                pre.remove()
+            continue
+        lang = _code_language(pre)
+        code = _code_text(pre).strip("\n")
+        target = _gutter_table(pre) or pre
+        parent = target.parent
+        if parent is not None and parent.tag == "blockquote" and \
+                parent.text(deep=True).strip() == target.text(deep=True).strip():
+            target = parent  # a quote used only to indent the example
+        attr = f' class="language-{html.escape(lang, quote=True)}"' if lang else ""
+        fresh = LexborHTMLParser(f"<pre><code{attr}>{html.escape(code, quote=False)}</code></pre>")
+        node = fresh.css_first("pre")
+        if node is None:
+            continue
+        target.replace_with(node)
+        done += 1
+    return done

@@ -1,0 +1,93 @@
+"""Link density: the signal that separates an article from the page chrome around it.
+
+Menus, "more stories" teasers, tag clouds and related-post rails are mostly link text; prose is
+mostly not. Two uses, both after ``core.convert.html_main_content`` has picked a container:
+
+- ``narrow``: a ``<main>`` often holds the ``<article>`` *and* its teaser rails; when one inner
+  semantic container holds nearly all of the container's non-link text, it is the article.
+- ``drop_link_blocks``: inside the chosen container, remove blocks that are mostly links
+  (teaser lists, "read next", share bars without class names), outermost first — unless the
+  container itself is mostly links (a listing or a collection page, where the links *are* the
+  content).
+
+All thresholds live in ``Tuning`` and are chosen by cross-validation (bench/extract_quality.py).
+"""
+
+from __future__ import annotations
+
+from selectolax.lexbor import LexborNode
+
+# Blocks that may be dropped whole; paragraphs, headings, list items, code and cells never are
+# (a sentence full of links is still a sentence).
+_BLOCKS = frozenset({"div", "section", "ul", "ol", "dl", "table", "aside", "header", "footer",
+                     "nav", "form", "menu"})
+_ARTICLE = "article, [itemprop=articleBody], [role=main], main"
+
+
+def text_len(node: LexborNode) -> int:
+    return len(node.text(deep=True, separator=" ", strip=True))
+
+
+def link_len(node: LexborNode) -> int:
+    return sum(text_len(a) for a in node.css("a"))
+
+
+def plain_len(node: LexborNode) -> int:
+    """Characters of text that are not inside a link."""
+    return max(0, text_len(node) - link_len(node))
+
+
+def narrow(node: LexborNode, share: float) -> LexborNode:
+    """The single inner article-like element that holds ≥ ``share`` of ``node``'s non-link
+    text, else ``node``. Several similar articles (a thread, a listing) keep ``node``."""
+    if share >= 1.0:
+        return node
+    inner = [n for n in node.css(_ARTICLE) if n.mem_id != node.mem_id]
+    if not inner:
+        return node
+    total = plain_len(node)
+    if not total:
+        return node
+    sized = sorted(((plain_len(n), n) for n in inner), key=lambda p: -p[0])
+    best_len, best = sized[0]
+    rivals = [n for length, n in sized[1:] if length > 0.1 * best_len and not _inside(n, best)]
+    if rivals or best_len < share * total:
+        return node
+    return best
+
+
+def _inside(node: LexborNode, outer: LexborNode) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.mem_id == outer.mem_id:
+            return True
+        parent = parent.parent
+    return False
+
+
+def drop_link_blocks(node: LexborNode, density: float, min_chars: int, page_max: float) -> int:
+    """Remove link-dense blocks under ``node`` (outermost first); returns how many.
+
+    A block goes when it has ≥ ``min_chars`` of text, links make up ≥ ``density`` of it, it
+    holds no ``h1`` and less than half of ``node``'s text. Nothing goes when ``node`` itself is
+    ≥ ``page_max`` links (a listing: the links are the content)."""
+    if density >= 1.0:
+        return 0
+    total = text_len(node)
+    if not total or link_len(node) >= page_max * total:
+        return 0
+    removed, stack, visits = 0, [node], 0
+    while stack and visits < 5000:  # bounded: a pathological page costs at most this much
+        parent = stack.pop()
+        for child in parent.iter(include_text=False):
+            visits += 1
+            length = text_len(child)
+            if length < min_chars:
+                continue
+            if (child.tag in _BLOCKS and length < 0.5 * total
+                    and link_len(child) >= density * length and child.css_first("h1") is None):
+                child.remove()
+                removed += 1
+            else:
+                stack.append(child)
+    return removed
