@@ -34,6 +34,8 @@ from webshelf.errors import (BlockedURLError, FetchError, FetchTimeoutError, HTT
                          TooManyRedirectsError, WebshelfError)
 from webshelf.core.fetch.file_urls import read_file_url
 from webshelf.core.fetch.guarded_connect import GuardedTransport, Resolver
+from webshelf.core.fetch.headers import request_headers
+from webshelf.core.fetch.proxy import ProxiedTransport, RoutingTransport, proxy_chooser
 from webshelf.core.models import Page
 from webshelf.core.fetch.netpolicy import check_url, redact
 
@@ -71,12 +73,15 @@ class LocalBackend(Backend):
         super().__init__(config)
         web = config.web
         limits = httpx.Limits(max_connections=web.concurrency, max_keepalive_connections=web.concurrency)
+        direct = GuardedTransport(self.policy, limits=limits, resolver=resolver)
+        proxied = RoutingTransport(direct, proxy_chooser(config, self.name),  # web.proxy…: target still checked
+                                   lambda proxy: ProxiedTransport(self.policy, proxy, limits=limits, resolver=resolver))
         self._client = httpx.AsyncClient(
-            transport=GuardedTransport(self.policy, limits=limits, resolver=resolver),
+            transport=proxied,
             follow_redirects=False,  # followed in _follow, each hop checked
             timeout=httpx.Timeout(web.timeout_s, read=min(web.read_timeout_s, web.timeout_s)),
-            headers={"User-Agent": web.user_agent, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate, br"},
-            trust_env=False,
+            headers={"Accept": ACCEPT, **request_headers(web), "Accept-Encoding": "gzip, deflate, br"},
+            trust_env=False,  # web.trust_env_proxy is read by proxy_chooser, so the policy applies to it too
         )
 
     async def aclose(self) -> None:
