@@ -109,7 +109,7 @@ class LocalBackend(Backend):
                 async with self.gate:  # web.concurrency requests in flight; conversion below runs outside it
                     fetched = await self._fetch_within_deadline(url)
         converted = await asyncio.to_thread(to_markdown, fetched.body, fetched.content_type, fetched.final_url,
-                                            max_pdf_pages=web.max_pdf_pages)
+                                            max_pdf_pages=web.max_pdf_pages, max_bytes=web.max_bytes)
         return Page(url=url, final_url=fetched.final_url, markdown=converted.markdown, title=converted.title,
                     content_type=converted.content_type, status=fetched.status)
 
