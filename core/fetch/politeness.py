@@ -12,7 +12,8 @@ callers reserve successive start times instead of all waking together.
 
 The slot is taken for the URL's host before the request and held until its body is read;
 redirect hops to other hosts are not gated separately. Waiting for a slot does not count
-against ``web.timeout_s`` (the URL has not started yet).
+against ``web.timeout_s`` (the URL has not started yet). A home where the slot files cannot be
+written (read-only, full) falls back to the same limits within this process, never to a failure.
 """
 
 from __future__ import annotations
@@ -21,12 +22,16 @@ import asyncio
 import fcntl
 import hashlib
 import os
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
+_FALLBACK: dict[str, threading.BoundedSemaphore] = {}
+_NEXT: dict[str, float] = {}
+_FALLBACK_LOCK = threading.Lock()
 _OPEN = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -45,19 +50,38 @@ class HostSlots:
         self.delay_s = delay_ms / 1000
 
     def _try_take(self, key: str) -> int | None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        for i in range(self.concurrency):
-            fd = os.open(self.directory / f"{key}.{i}.slot", _OPEN, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return fd
-            except BlockingIOError:
-                os.close(fd)
-        return None
+        """A held slot: a file descriptor, or -1 for a slot of the in-process fallback."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            for i in range(self.concurrency):
+                fd = os.open(self.directory / f"{key}.{i}.slot", _OPEN, 0o644)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return fd
+                except BlockingIOError:
+                    os.close(fd)
+            return None
+        except OSError:  # a read-only or full home must not fail fetches: limit within this process only
+            with _FALLBACK_LOCK:
+                semaphore = _FALLBACK.setdefault(key, threading.BoundedSemaphore(self.concurrency))
+            return -1 if semaphore.acquire(blocking=False) else None
+
+    def _release(self, key: str, fd: int) -> None:
+        if fd == -1:
+            _FALLBACK[key].release()
+        else:
+            os.close(fd)  # releases the flock
 
     def _reserve_start(self, key: str) -> float:
         """Seconds to wait before starting, having booked the next start ``delay_s`` after this one."""
-        fd = os.open(self.directory / f"{key}.next", _OPEN, 0o644)
+        try:
+            fd = os.open(self.directory / f"{key}.next", _OPEN, 0o644)
+        except OSError:  # the in-process fallback, as for the slots
+            with _FALLBACK_LOCK:
+                now = time.time()
+                start = max(now, _NEXT.get(key, now))
+                _NEXT[key] = start + self.delay_s
+            return start - now
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             raw = os.pread(fd, 64, 0).decode("ascii", "ignore").strip()
@@ -89,7 +113,7 @@ class HostSlots:
                     await asyncio.sleep(pause)
             yield
         finally:
-            os.close(fd)  # releases the flock
+            self._release(key, fd)
 
 
 def host_slots(config: object) -> HostSlots:

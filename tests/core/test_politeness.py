@@ -128,3 +128,14 @@ def test_robots_txt_missing_allows_and_a_5xx_disallows(home, site):
     site.route("/robots.txt", Response(b"down", 500, {"Content-Type": "text/plain"}))
     [refused] = web_extract_sync([url], config=cfg(home, robots_txt="obey", max_retries=0), fresh=True)
     assert refused.error.code == "blocked_by_robots" and "HTTP 500" in refused.error.message
+
+
+def test_a_home_where_slot_files_cannot_be_written_still_fetches(home):
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "cache").mkdir()
+    (home / "cache" / "hosts").write_text("a file where the slot directory belongs")
+    counter = Counting(hold=0.1)
+    with LoopbackServer() as srv:
+        urls = [srv.route(f"/polite/ro{i}", counter) for i in range(4)]
+        results = web_extract_sync(urls, config=cfg(home, per_host_concurrency=1))
+    assert all(r.error is None for r in results) and counter.most == 1  # limited within the process
