@@ -29,7 +29,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
-_FALLBACK: dict[str, threading.BoundedSemaphore] = {}
+_FALLBACK: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 _NEXT: dict[str, float] = {}
 _FALLBACK_LOCK = threading.Lock()
 _OPEN = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -63,12 +63,12 @@ class HostSlots:
             return None
         except OSError:  # a read-only or full home must not fail fetches: limit within this process only
             with _FALLBACK_LOCK:
-                semaphore = _FALLBACK.setdefault(key, threading.BoundedSemaphore(self.concurrency))
+                semaphore = _FALLBACK.setdefault((key, self.concurrency), threading.BoundedSemaphore(self.concurrency))
             return -1 if semaphore.acquire(blocking=False) else None
 
     def _release(self, key: str, fd: int) -> None:
         if fd == -1:
-            _FALLBACK[key].release()
+            _FALLBACK[(key, self.concurrency)].release()
         else:
             os.close(fd)  # releases the flock
 
