@@ -105,7 +105,18 @@ class WebConfig(Strict):
     max_urls: int = Field(20, ge=1, le=1_000, description="URLs accepted in one call.")
     concurrency: int = Field(8, ge=1, le=256, description="Pages fetched at once.")
     timeout_s: float = Field(30.0, gt=0, le=3_600, description="Per-URL timeout in seconds.")
-    user_agent: str = Field(DEFAULT_USER_AGENT, min_length=1)
+    user_agent: str = Field(DEFAULT_USER_AGENT, min_length=1, description="User-Agent of the local backend and the browser.")
+    # request headers, proxies and polite fetching (core/fetch/headers.py, proxy.py, politeness.py, robots.py)
+    headers: dict[str, str] = Field(default_factory=dict, description="Extra request headers sent with every page request.")
+    languages: list[str] = Field(default_factory=list, description="Accept-Language, most wanted first (e.g. [en-GB, en]).")
+    proxy: SecretStr | None = Field(None, description="Proxy for every backend: http://, https://, socks5:// or socks5h:// "
+                                    "URL; credentials via ${ENV}.")
+    proxy_by_backend: dict[str, SecretStr] = Field(
+        default_factory=dict, description="Per-backend proxy overriding web.proxy: backend name → proxy URL, or direct.")
+    trust_env_proxy: bool = Field(False, description="Honour HTTPS_PROXY / HTTP_PROXY / ALL_PROXY / NO_PROXY from the environment.")
+    per_host_concurrency: int = Field(2, ge=1, le=64, description="Requests in flight to one host, across calls and processes of a home.")
+    per_host_delay_ms: int = Field(0, ge=0, le=60_000, description="Least time between two request starts to one host.")
+    robots_txt: Literal["ignore", "obey"] = Field("ignore", description="obey: refuse URLs the site's robots.txt disallows.")
     # fetch hardening (core/fetch/netpolicy.py, core/backends/local.py): what may be fetched, and how much
     allow_private: bool = Field(False, description="Allow loopback, private, link-local and other non-public addresses.")
     allow_hosts: list[str] = Field(
@@ -130,6 +141,37 @@ class WebConfig(Strict):
     tavily: TavilyConfig = Field(default_factory=TavilyConfig)
     exa: ExaConfig = Field(default_factory=ExaConfig)
     parallel: ParallelConfig = Field(default_factory=ParallelConfig)
+
+    @field_validator("headers")
+    @classmethod
+    def _valid_headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        from webshelf.core.fetch.headers import check_headers
+
+        return check_headers(headers)
+
+    @field_validator("languages")
+    @classmethod
+    def _valid_languages(cls, languages: list[str]) -> list[str]:
+        from webshelf.core.fetch.headers import check_language
+
+        return [check_language(tag) for tag in languages]
+
+    @field_validator("proxy")
+    @classmethod
+    def _valid_proxy(cls, value: SecretStr | None) -> SecretStr | None:
+        from webshelf.core.fetch.proxy import check_proxy_url
+
+        return None if value is None else SecretStr(check_proxy_url(value.get_secret_value()))
+
+    @field_validator("proxy_by_backend")
+    @classmethod
+    def _valid_backend_proxies(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
+        from webshelf.core.fetch.proxy import PROXY_BACKENDS, check_proxy_url
+
+        for name in value:
+            if name not in PROXY_BACKENDS:
+                raise ValueError(f"{name!r} is not a backend; choose from: {', '.join(PROXY_BACKENDS)}")
+        return {name: SecretStr(check_proxy_url(url.get_secret_value(), direct_ok=True)) for name, url in value.items()}
 
     @field_validator("allow_hosts")
     @classmethod

@@ -21,6 +21,9 @@ modal) are converted where they enter webshelf and never leak out.
     │   ├── HTTPStatusError            http_status        (carries .context["status"])
     │   ├── TooManyRedirectsError      too_many_redirects (more than web.max_redirects hops)
     │   ├── BackendError               backend_error      (a hosted provider failed)
+    │   ├── BlockedByRobotsError       blocked_by_robots  (web.robots_txt: obey and robots.txt disallows the URL)
+    │   ├── ProxyError                 proxy_failed       (the configured proxy refused or could not be reached)
+    │   ├── DocumentError              document_invalid   (a DOCX/PPTX/XLSX/EPUB/ODT file is corrupt or a zip bomb)
     │   └── NotSentToProviderError     not_sent_to_provider (a private/allow-listed/file URL kept off a provider)
     ├── CacheError                     cache_error        (an eviction, clear or verify pass failed)
     │   ├── CacheUnavailableError      cache_unavailable  (cache directory, lock or index cannot be opened)
@@ -117,6 +120,24 @@ class TooManyRedirectsError(FetchError):
 
 class BackendError(FetchError):
     code = "backend_error"
+
+
+class BlockedByRobotsError(FetchError):
+    """``web.robots_txt: obey`` and the site's robots.txt disallows the URL; the message names the rule."""
+
+    code = "blocked_by_robots"
+
+
+class ProxyError(FetchError):
+    """The proxy in ``web.proxy`` refused the request or could not be reached (its credentials never shown)."""
+
+    code = "proxy_failed"
+
+
+class DocumentError(FetchError):
+    """An office document or e-book could not be read: corrupt, or over the zip-bomb limits."""
+
+    code = "document_invalid"
 
 
 class NotSentToProviderError(FetchError):

@@ -36,6 +36,7 @@ from webshelf.core.backends.routing import DIRECT_HINT, local_only_reason, not_s
 from webshelf.core.backends.selection import configured_key, require_key
 from webshelf.core.config import Config, HostedBackendConfig
 from webshelf.core.fetch.checked import CheckedURL
+from webshelf.core.fetch.proxy import hosted_client_proxy
 from webshelf.errors import BackendError, BlockedURLError, FetchError, FetchTimeoutError, HTTPStatusError
 from webshelf.core.freshness import max_age_s
 from webshelf.core.models import Page
@@ -80,6 +81,8 @@ class HostedBackend(Backend):
             headers={self.auth_header: self.auth_scheme + key, "User-Agent": config.web.user_agent,
                      "Accept": "application/json"},
             limits=httpx.Limits(max_connections=config.web.concurrency),
+            proxy=hosted_client_proxy(config, self.name, self.settings.base_url),  # web.proxy, per backend
+            trust_env=config.web.trust_env_proxy,  # the proxy itself: hosted_client_proxy
         )
 
     # -- what a provider implements ------------------------------------------------------------

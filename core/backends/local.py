@@ -34,6 +34,10 @@ from webshelf.errors import (BlockedURLError, FetchError, FetchTimeoutError, HTT
                          TooManyRedirectsError, WebshelfError)
 from webshelf.core.fetch.file_urls import read_file_url
 from webshelf.core.fetch.guarded_connect import GuardedTransport, Resolver
+from webshelf.core.fetch.headers import request_headers
+from webshelf.core.fetch.politeness import host_slots
+from webshelf.core.fetch.robots import check_robots
+from webshelf.core.fetch.proxy import ProxiedTransport, RoutingTransport, proxy_chooser
 from webshelf.core.models import Page
 from webshelf.core.fetch.netpolicy import check_url, redact
 
@@ -71,16 +75,23 @@ class LocalBackend(Backend):
         super().__init__(config)
         web = config.web
         limits = httpx.Limits(max_connections=web.concurrency, max_keepalive_connections=web.concurrency)
+        direct = GuardedTransport(self.policy, limits=limits, resolver=resolver)
+        proxied = RoutingTransport(direct, proxy_chooser(config, self.name),  # web.proxy…: target still checked
+                                   lambda proxy: ProxiedTransport(self.policy, proxy, limits=limits, resolver=resolver))
         self._client = httpx.AsyncClient(
-            transport=GuardedTransport(self.policy, limits=limits, resolver=resolver),
+            transport=proxied,
             follow_redirects=False,  # followed in _follow, each hop checked
             timeout=httpx.Timeout(web.timeout_s, read=min(web.read_timeout_s, web.timeout_s)),
-            headers={"User-Agent": web.user_agent, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate, br"},
-            trust_env=False,
+            headers={"Accept": ACCEPT, **request_headers(web), "Accept-Encoding": "gzip, deflate, br"},
+            trust_env=False,  # web.trust_env_proxy is read by proxy_chooser, so the policy applies to it too
         )
+        self._host_slots = host_slots(config)
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+    async def _robots_body(self, url: str) -> bytes:
+        return (await self._fetch_within_deadline(url)).body
 
     async def fetch(self, url: CheckedURL | str, *, fresh: bool = False) -> Page:
         """Always a live fetch (``fresh`` changes nothing here: this backend keeps no copies)."""
@@ -91,10 +102,14 @@ class LocalBackend(Backend):
             body, ctype, final_url = await asyncio.to_thread(read_file_url, url, self.policy, web.max_bytes)
             fetched = Fetched(final_url, 200, ctype, body)
         else:
-            async with self.gate:  # web.concurrency requests in flight; conversion below runs outside it
-                fetched = await self._fetch_within_deadline(url)
+            if web.robots_txt == "obey":  # core/fetch/robots.py: fetched through this same guarded path
+                await check_robots(url, user_agent=web.user_agent, max_age_s=self.config.cache.max_age,
+                                   fetch=self._robots_body)
+            async with self._host_slots.slot(url):  # web.per_host_concurrency / _delay_ms, across processes
+                async with self.gate:  # web.concurrency requests in flight; conversion below runs outside it
+                    fetched = await self._fetch_within_deadline(url)
         converted = await asyncio.to_thread(to_markdown, fetched.body, fetched.content_type, fetched.final_url,
-                                            max_pdf_pages=web.max_pdf_pages)
+                                            max_pdf_pages=web.max_pdf_pages, max_bytes=web.max_bytes)
         return Page(url=url, final_url=fetched.final_url, markdown=converted.markdown, title=converted.title,
                     content_type=converted.content_type, status=fetched.status)
 

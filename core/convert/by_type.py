@@ -3,7 +3,8 @@
 HTML (also when mislabelled: sniffed) loses its hidden parts (core/convert/html_hidden.py) and goes
 through main-content extraction; Markdown and plain text pass through untouched; JSON is
 pretty-printed in a fenced block so an agent can read its structure; PDF (by type or ``%PDF``
-magic) becomes text per page (core/convert/pdf_text.py). Images, audio, video, archives and other
+magic) becomes text per page (core/convert/pdf_text.py); DOCX, PPTX, XLSX, EPUB and ODT (by type, or a
+zip body recognised by its entries) become Markdown (core/convert/documents.py). Images, audio, video, archives and other
 binary types are refused with "unsupported content type X" — early, from the headers, when
 the type says so, so their bodies are never downloaded. Decoding uses
 the declared charset, then an HTML ``<meta charset>``, then detection, and never fails:
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 import charset_normalizer
 
 from webshelf.errors import UnsupportedContentError
+from webshelf.core.convert.documents import DOCUMENT_TYPES, document_to_markdown, sniff_document
 from webshelf.core.convert.html_hidden import drop_hidden
 from webshelf.core.convert.pdf_text import looks_like_pdf, pdf_to_markdown
 
@@ -99,7 +101,8 @@ def looks_like_html(body: bytes) -> bool:
 
 def unsupported(mtype: str, url: str) -> UnsupportedContentError:
     return UnsupportedContentError(
-        f"unsupported content type {mtype or 'unknown'} at {url}; webshelf reads HTML, Markdown, plain text, JSON and PDF",
+        f"unsupported content type {mtype or 'unknown'} at {url}; webshelf reads HTML, Markdown, plain text, JSON, PDF, "
+        "DOCX, PPTX, XLSX, EPUB and ODT",
         url=url,
     )
 
@@ -128,18 +131,23 @@ def _valid_text(text: str) -> str:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def to_markdown(body: bytes, content_type_header: str | None, url: str, *, max_pdf_pages: int = 200) -> Converted:
+def to_markdown(body: bytes, content_type_header: str | None, url: str, *, max_pdf_pages: int = 200,
+                max_bytes: int = 10_000_000) -> Converted:
     """Convert a response body to Markdown according to its (declared or sniffed) type."""
-    converted = _convert(body, content_type_header, url, max_pdf_pages)
+    converted = _convert(body, content_type_header, url, max_pdf_pages, max_bytes)
     return Converted(_valid_text(converted.markdown), converted.title, converted.content_type)
 
 
-def _convert(body: bytes, content_type_header: str | None, url: str, max_pdf_pages: int) -> Converted:
+def _convert(body: bytes, content_type_header: str | None, url: str, max_pdf_pages: int, max_bytes: int) -> Converted:
     mtype, charset = media_type(content_type_header)
     refuse_binary_type(content_type_header, url)
     if mtype in PDF_TYPES or ((mtype in VAGUE_TYPES or mtype in HTML_TYPES) and looks_like_pdf(body)):
         text, title = pdf_to_markdown(body, url, max_pdf_pages)
         return Converted(text, title, "application/pdf")
+    document = mtype if mtype in DOCUMENT_TYPES else sniff_document(body) if mtype in VAGUE_TYPES else None
+    if document:  # DOCX, PPTX, XLSX, EPUB, ODT (core/convert/documents.py, zip-bomb checked)
+        text, title = document_to_markdown(body, document, url, max_bytes=max_bytes)
+        return Converted(text, title, document)
     if mtype in HTML_TYPES or (mtype in VAGUE_TYPES and looks_like_html(body)):
         from webshelf.core.convert.html_markdown import html_to_markdown
 

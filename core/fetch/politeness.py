@@ -1,0 +1,125 @@
+"""Polite fetching: at most ``web.per_host_concurrency`` requests to one host, ``web.per_host_delay_ms`` apart.
+
+Twenty subagents sharing a home must not hammer one site with twenty requests at once, so the
+limit holds across every call and every process of a home, not per ``web_extract`` call. The slots
+are files — ``<home>/cache/hosts/<host-hash>.<i>.slot``, outside ``cache/web`` so sandboxes never
+see them — each taken with a non-blocking ``flock``: the kernel hands one slot to one open file,
+whichever process or event loop it belongs to, and releases it when a process dies, so a killed
+fetcher never holds a host (the style of cache/lock.py). A caller that finds every slot busy
+polls (a few ms, growing to 50 ms) without blocking its event loop. The delay is a shared
+"next start" timestamp per host, read and advanced under an exclusive lock, so concurrent
+callers reserve successive start times instead of all waking together.
+
+The slot is taken for the URL's host before the request and held until its body is read;
+redirect hops to other hosts are not gated separately. Waiting for a slot does not count
+against ``web.timeout_s`` (the URL has not started yet). A home where the slot files cannot be
+written (read-only, full) falls back to the same limits within this process, never to a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import hashlib
+import os
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+_FALLBACK: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+_NEXT: dict[str, float] = {}
+_FALLBACK_LOCK = threading.Lock()
+_OPEN = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def host_key(url: str) -> str:
+    """The file-name key of a URL's host (lower-case name, port ignored)."""
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    return hashlib.sha256(host.encode()).hexdigest()[:20]
+
+
+class HostSlots:
+    """``async with slots.slot(url):`` — one of the host's slots, after the host's delay."""
+
+    def __init__(self, directory: Path, concurrency: int, delay_ms: int) -> None:
+        self.directory = directory
+        self.concurrency = concurrency
+        self.delay_s = delay_ms / 1000
+
+    def _try_take(self, key: str) -> int | None:
+        """A held slot: a file descriptor, or -1 for a slot of the in-process fallback."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            for i in range(self.concurrency):
+                fd = os.open(self.directory / f"{key}.{i}.slot", _OPEN, 0o644)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return fd
+                except BlockingIOError:
+                    os.close(fd)
+            return None
+        except OSError:  # a read-only or full home must not fail fetches: limit within this process only
+            with _FALLBACK_LOCK:
+                semaphore = _FALLBACK.setdefault((key, self.concurrency), threading.BoundedSemaphore(self.concurrency))
+            return -1 if semaphore.acquire(blocking=False) else None
+
+    def _release(self, key: str, fd: int) -> None:
+        if fd == -1:
+            _FALLBACK[(key, self.concurrency)].release()
+        else:
+            os.close(fd)  # releases the flock
+
+    def _reserve_start(self, key: str) -> float:
+        """Seconds to wait before starting, having booked the next start ``delay_s`` after this one."""
+        try:
+            fd = os.open(self.directory / f"{key}.next", _OPEN, 0o644)
+        except OSError:  # the in-process fallback, as for the slots
+            with _FALLBACK_LOCK:
+                now = time.time()
+                start = max(now, _NEXT.get(key, now))
+                _NEXT[key] = start + self.delay_s
+            return start - now
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            raw = os.pread(fd, 64, 0).decode("ascii", "ignore").strip()
+            now = time.time()
+            try:
+                start = max(now, float(raw)) if raw else now
+            except ValueError:
+                start = now
+            if start - now > 3600:  # a clock jump or a corrupt file: never wait an hour
+                start = now
+            data = f"{start + self.delay_s:.6f}".encode()
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, data, 0)
+            return start - now
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    @asynccontextmanager
+    async def slot(self, url: str) -> AsyncIterator[None]:
+        key = host_key(url)
+        wait = 0.005
+        while (fd := self._try_take(key)) is None:
+            await asyncio.sleep(wait)
+            wait = min(wait * 1.5, 0.05)
+        try:
+            if self.delay_s:
+                pause = await asyncio.to_thread(self._reserve_start, key)
+                if pause > 0:
+                    await asyncio.sleep(pause)
+            yield
+        finally:
+            self._release(key, fd)
+
+
+def host_slots(config: object) -> HostSlots:
+    """The slots of the config's home (``<home>/cache/hosts``)."""
+    web = config.web  # type: ignore[attr-defined]
+    return HostSlots(Path(config.home) / "cache" / "hosts", web.per_host_concurrency, web.per_host_delay_ms)  # type: ignore[attr-defined]
+
+
+__all__ = ["HostSlots", "host_key", "host_slots"]

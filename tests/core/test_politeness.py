@@ -1,0 +1,141 @@
+"""web.per_host_concurrency and web.per_host_delay_ms across calls and processes; web.robots_txt.
+
+A loopback server counts the requests it is serving at once; two separate processes sharing one
+home fetch from it together, and the count never passes ``web.per_host_concurrency``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from webshelf.core.config import Config
+from webshelf.core.extract import web_extract_sync
+from webshelf.core.fetch import robots
+from tests.loopback import LoopbackServer, Response
+
+PAGE = b"<html><body><main><h1>Polite</h1>" + b"<p>some words. </p>" * 30 + b"</main></body></html>"
+
+
+class Counting:
+    """A handler that records how many requests it serves at once, and when each started."""
+
+    def __init__(self, hold: float) -> None:
+        self.hold, self.now, self.most, self.starts = hold, 0, 0, []
+        self._lock = threading.Lock()
+
+    def __call__(self, req) -> Response:
+        with self._lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+            self.starts.append(time.monotonic())
+        time.sleep(self.hold)
+        with self._lock:
+            self.now -= 1
+        return Response(PAGE)
+
+
+def cfg(home, **web) -> Config:
+    return Config.model_validate({"web": {"allow_private": True, **web}}).with_home(home)
+
+
+def test_two_processes_sharing_a_home_never_pass_per_host_concurrency(home, tmp_path):
+    counter = Counting(hold=0.3)
+    with LoopbackServer() as srv:
+        urls = [srv.route(f"/polite/{i}", counter) for i in range(12)]
+        script = tmp_path / "run.py"
+        script.write_text(textwrap.dedent("""
+            import sys
+            from webshelf.core.config import Config
+            from webshelf.core.extract import web_extract_sync
+            config = Config.model_validate({"web": {"allow_private": True, "concurrency": 8}}).with_home(sys.argv[1])
+            results = web_extract_sync(sys.argv[2:], config=config)
+            bad = [r.error.message for r in results if r.error]
+            print("errors:", bad)
+            sys.exit(1 if bad else 0)
+        """))
+        procs = [subprocess.Popen([sys.executable, str(script), str(home), *urls[i::2]],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in range(2)]
+        outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert len(counter.starts) == 12
+    assert counter.most == 2  # the default: two at once, though each process allowed 8
+
+
+def test_calls_in_one_process_share_the_limit(home):
+    counter = Counting(hold=0.2)
+    with LoopbackServer() as srv:
+        urls = [srv.route(f"/polite/t{i}", counter) for i in range(6)]
+        config = cfg(home, per_host_concurrency=1)
+        threads = [threading.Thread(target=web_extract_sync, args=(urls[i::3],), kwargs={"config": config})
+                   for i in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    assert len(counter.starts) == 6 and counter.most == 1
+
+
+def test_per_host_delay_spaces_request_starts(home):
+    """Not a benchmark: starts are booked 150 ms apart; half of it is allowed for the arrival jitter of one request."""
+    counter = Counting(hold=0.0)
+    with LoopbackServer() as srv:
+        urls = [srv.route(f"/polite/d{i}", counter) for i in range(4)]
+        results = web_extract_sync(urls, config=cfg(home, per_host_delay_ms=150, per_host_concurrency=4))
+    assert all(r.error is None for r in results)
+    starts = sorted(counter.starts)
+    assert all(b - a >= 0.075 for a, b in zip(starts, starts[1:])), starts
+
+
+@pytest.fixture
+def site():
+    robots.forget()
+    with LoopbackServer() as srv:
+        yield srv
+    robots.forget()
+
+
+def test_robots_txt_obey_refuses_a_disallowed_url_naming_the_rule(home, site):
+    site.route("/robots.txt", Response(b"User-agent: *\nDisallow: /\n\nUser-agent: webshelf\nAllow: /public/\n"
+                                       b"Disallow: /private/\n", headers={"Content-Type": "text/plain"}))
+    urls = [site.route("/private/secret", Response(PAGE)), site.route("/public/a", Response(PAGE)),
+            site.route("/public/b", Response(PAGE))]
+    results = web_extract_sync(urls, config=cfg(home, robots_txt="obey"))
+    assert [r.error.code if r.error else None for r in results] == ["blocked_by_robots", None, None]
+    message = results[0].error.message
+    assert "'Disallow: /private/'" in message and "user-agent 'webshelf'" in message
+    assert "robots.txt" in message and "web.robots_txt" in message
+    assert site.hits["/robots.txt"] == 1  # cached per host within cache.max_age
+    assert "/private/secret" not in site.hits  # never requested
+
+
+def test_robots_txt_is_not_read_when_ignored(home, site):
+    site.route("/robots.txt", Response(b"User-agent: *\nDisallow: /\n", headers={"Content-Type": "text/plain"}))
+    [result] = web_extract_sync([site.route("/any", Response(PAGE))], config=cfg(home))
+    assert result.error is None and "/robots.txt" not in site.hits
+
+
+def test_robots_txt_missing_allows_and_a_5xx_disallows(home, site):
+    url = site.route("/page", Response(PAGE))
+    [ok] = web_extract_sync([url], config=cfg(home, robots_txt="obey"))  # 404: no rules
+    assert ok.error is None
+    robots.forget()
+    site.route("/robots.txt", Response(b"down", 500, {"Content-Type": "text/plain"}))
+    [refused] = web_extract_sync([url], config=cfg(home, robots_txt="obey", max_retries=0), fresh=True)
+    assert refused.error.code == "blocked_by_robots" and "HTTP 500" in refused.error.message
+
+
+def test_a_home_where_slot_files_cannot_be_written_still_fetches(home):
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "cache").mkdir()
+    (home / "cache" / "hosts").write_text("a file where the slot directory belongs")
+    counter = Counting(hold=0.1)
+    with LoopbackServer() as srv:
+        urls = [srv.route(f"/polite/ro{i}", counter) for i in range(4)]
+        results = web_extract_sync(urls, config=cfg(home, per_host_concurrency=1))
+    assert all(r.error is None for r in results) and counter.most == 1  # limited within the process
