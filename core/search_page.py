@@ -14,6 +14,7 @@ can backtrack catastrophically and pages can be megabytes: the ``regex`` package
 
 from __future__ import annotations
 
+import bisect
 import os
 import time
 
@@ -22,7 +23,8 @@ import regex as regex_engine
 from webshelf.cache.layout import CacheLayout
 from webshelf.core.config import Config, load_config
 from webshelf.errors import InputError
-from webshelf.core.read import _open_page, resolve_page_path
+from webshelf.core import line_index
+from webshelf.core.read import open_page_fd, resolve_page_path
 from webshelf.core.truncate import READ_LIMIT
 
 MAX_RESULTS = 200
@@ -62,9 +64,11 @@ def _clip(line: str, start: int | None, end: int | None) -> str:
     return ("…" if left else "") + line[left:right] + ("…" if right < len(line) else "")
 
 
-def _find(compiled: regex_engine.Pattern[str], text: str, wanted: int, shown: str) -> tuple[list[tuple[int, int, int]], int]:
+def _find(compiled: regex_engine.Pattern[str], text: str, wanted: int, shown: str,
+          starts: dict[int, int] | None = None) -> tuple[list[tuple[int, int, int]], int]:
     """Matching lines as (line number, match start, match end) within the line, the first
-    ``wanted`` of them, and how many lines match in all. One match per line is reported."""
+    ``wanted`` of them, and how many lines match in all. One match per line is reported;
+    ``starts`` (if given) receives each reported line's start offset."""
     hits: list[tuple[int, int, int]] = []
     total = 0
     line, counted_to, pos = 1, 0, 0
@@ -91,6 +95,8 @@ def _find(compiled: regex_engine.Pattern[str], text: str, wanted: int, shown: st
         total += 1
         if len(hits) < wanted:
             hits.append((line, m.start() - line_start, m.end() - line_start))
+            if starts is not None:
+                starts[line] = line_start
         next_newline = text.find("\n", m.start())
         if next_newline < 0:
             break
@@ -98,7 +104,38 @@ def _find(compiled: regex_engine.Pattern[str], text: str, wanted: int, shown: st
     return hits, total
 
 
-def _render(lines: list[str], hits: list[tuple[int, int, int]], context: int) -> list[str]:
+class _Lines:
+    """The lines of ``text`` by 1-based number, found on demand by walking from the nearest
+    anchor (a matching line's known start) — only the lines shown are sliced out (splitting a
+    50 MB page into a million strings to show forty of them was most of a search's time)."""
+
+    def __init__(self, text: str, anchors: dict[int, int]) -> None:
+        self.text = text
+        self.count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        self._anchors = {1: 0, **anchors}  # line number -> offset of its start
+        self._keys = sorted(self._anchors)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i: int) -> str:  # 0-based, like the list it replaces
+        n, text = i + 1, self.text
+        at = bisect.bisect_right(self._keys, n) - 1
+        line = self._keys[at]
+        if at + 1 < len(self._keys) and self._keys[at + 1] - n < n - line:
+            line = self._keys[at + 1]
+        pos = self._anchors[line]
+        while line < n:
+            pos = text.index("\n", pos) + 1
+            line += 1
+        while line > n:
+            pos = text.rindex("\n", 0, pos - 1) + 1 if line > 2 else 0
+            line -= 1
+        end = text.find("\n", pos)
+        return text[pos:] if end < 0 else text[pos:end]
+
+
+def _render(lines, hits: list[tuple[int, int, int]], context: int) -> list[str]:
     """grep-style groups: '>' marks a matching line, ' ' a context line, '--' separates groups."""
     by_line = {n: (s, e) for n, s, e in hits}
     wanted: list[int] = sorted({k for n, _, _ in hits for k in range(n - context, n + context + 1) if 1 <= k <= len(lines)})
@@ -134,16 +171,23 @@ def search_page(
     layout = CacheLayout(config.home)
     real = resolve_page_path(path, layout)
     shown = str(path)
-    with _open_page(real, layout, shown) as f:
-        text = f.read()
-    hits, total = _find(compiled, text, max_results, shown)
+    fd = open_page_fd(real, layout, shown)
+    try:
+        data = line_index.mapped(fd)
+        try:
+            text = data[:].decode("utf-8", errors="replace")  # one C decode; str keeps Unicode case rules
+        finally:
+            if not isinstance(data, bytes):
+                data.close()
+    finally:
+        os.close(fd)
+    starts: dict[int, int] = {}
+    hits, total = _find(compiled, text, max_results, shown, starts)
     kind = "regex" if regex else "text"
     case = "case-sensitive" if case_sensitive else "ignoring case"
     if not hits:
         return f"no lines match {kind} {pattern!r} ({case}) in {shown}\n"
-    lines = text.split("\n")
-    if text.endswith("\n"):
-        lines.pop()  # numbering as read_file: a final newline ends the last line
+    lines = _Lines(text, starts)  # numbering as read_file: a final newline ends the last line
     header = f"{total:,} matching line{'s' if total != 1 else ''} for {kind} {pattern!r} ({case}) in {shown}"
     if total > len(hits):
         header += f"; showing the first {len(hits)}"
