@@ -86,6 +86,13 @@ def line_start(data: mmap.mmap | bytes, index: LineIndex, line: int) -> int | No
     return pos
 
 
+def newlines_before(data: mmap.mmap | bytes, index: LineIndex, pos: int) -> int:
+    """Newlines in data[:pos]: the block's count from the index plus at most one block counted."""
+    block = min(pos // BLOCK, len(index.before) - 1) if index.before else 0
+    start = block * BLOCK
+    return (index.before[block] if index.before else 0) + data[start:pos].count(b"\n")
+
+
 def read_lines(data: mmap.mmap | bytes, start: int, count: int) -> list[str]:
     """Up to ``count`` lines from byte ``start``, decoded (invalid UTF-8 → U+FFFD), without newlines."""
     end = start
