@@ -56,12 +56,14 @@ class Window:
     outline: list[Heading] = field(default_factory=list)
 
 
-def headings(text: str, first_line: int = 1, last_line: int | None = None, *, limit: int | None = None) -> list[Heading]:
+def headings(text: str, first_line: int = 1, last_line: int | None = None, *, limit: int | None = None,
+             end: int | None = None) -> list[Heading]:
     """ATX headings outside fenced code blocks, with 1-based line numbers, within a range —
     also indented ones and ones inside list items, as a Markdown renderer shows them.
 
-    Stops early: only the text up to the end of ``last_line`` is scanned for candidates, and
-    the scan ends once ``limit`` headings are found (the title needs the first one only).
+    Stops early: only the text up to the end of ``last_line`` (or the character offset
+    ``end``, cheaper when the caller knows it) is scanned for candidates, and the scan ends
+    once ``limit`` headings are found (the title needs the first one only).
 
     The pattern starts with a literal newline so the regex engine jumps from line start to
     line start; a 2 MB page scans in a few milliseconds. A mark indented 4 columns or more is
@@ -69,7 +71,8 @@ def headings(text: str, first_line: int = 1, last_line: int | None = None, *, li
     found: list[Heading] = []
     fence: str | None = None
     line, pos = 1, 0
-    for start in _mark_lines(text, _line_end(text, last_line)):
+    stop = _line_end(text, last_line) if end is None else min(end, _line_end(text, last_line) if last_line else end)
+    for start in _mark_lines(text, stop):
         line += text.count("\n", pos, start)
         pos = start
         if last_line is not None and line > last_line:
@@ -271,7 +274,7 @@ def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75
     # One heading scan serves both outline passes; it stops where the smallest tail window
     # (room less the largest outline) starts — no heading after that can be omitted.
     _, tail_far = _fit_windows(text, max(room - int(budget * OUTLINE_SHARE), 0), head_ratio)
-    every = headings(text, last_line=text.count("\n", 0, tail_far) + 1)
+    every = headings(text, end=tail_far)
     outline = [h for h in every if head < h.line < tail_start]
     entries = _outline_lines(outline, int(budget * OUTLINE_SHARE) - len(OUTLINE_INTRO) + 1)
     wanted = min(sum(map(len, entries)) + len(OUTLINE_INTRO) - 1, room) if entries else 0
