@@ -40,7 +40,7 @@ from webshelf.cache.shelf import CachedPage, Shelf
 from webshelf.core.bridge import run_sync
 from webshelf.core.backends import HOSTED_KEYS, check_backend, get_backend, require_key, select_backend
 from webshelf.core.backends.routing import keep_local, local_note, not_sent_error
-from webshelf.core.clean import clean_for_store, clean_title
+from webshelf.core.clean import clean_for_store, clean_markdown, clean_title
 from webshelf.core.config import Config, check_char_limit, load_config
 from webshelf.errors import CacheError, InputError, WebshelfError
 from webshelf.core import untrusted
@@ -115,6 +115,8 @@ def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: in
             cut_note = _cut_note(stored.record.original_chars, config)
         except CacheError as exc:  # StoreError: "the full text could not be stored: <why>"
             store_note = exc.message
+            if raw_chars is not None:  # nothing stored: the windows must show the page's real tail
+                text = clean_markdown(page.markdown, config.web.max_line_chars)
     if path is None:
         notes.append(store_note or "the full text could not be stored")
     if cut_note:
