@@ -14,11 +14,15 @@ def cut_marker(max_chars: int, original_chars: int) -> str:
             f"(cache.max_file_chars); the rest of the page was not stored]\n")
 
 
-def cap_text(text: str, max_chars: int) -> tuple[str, int | None]:
-    """(text to store, original length if it was cut else None)."""
+def cap_text(text: str, max_chars: int, original_chars: int | None = None) -> tuple[str, int | None]:
+    """(text to store, original length if it was cut else None).
+
+    ``original_chars`` is the page's length when ``text`` is already only a prefix of it (the
+    caller cleaned only what can be stored); the marker and the result report that length."""
     if len(text) <= max_chars:
         return text, None
-    marker = cut_marker(max_chars, len(text))
+    original = max(original_chars or 0, len(text))
+    marker = cut_marker(max_chars, original)
     room = max_chars - len(marker) - 1  # keep one character for a newline before the marker
     if room <= 0:
         raise ValueError(f"max_chars {max_chars} leaves no room for the cut marker")
@@ -26,4 +30,4 @@ def cap_text(text: str, max_chars: int) -> tuple[str, int | None]:
     body = text[:cut] if cut > 0 else text[:room]  # … unless the first line alone is longer
     if not body.endswith("\n"):
         body += "\n"
-    return body + marker, len(text)
+    return body + marker, original

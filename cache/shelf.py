@@ -25,9 +25,9 @@ from webshelf.cache.caps import cap_text
 from webshelf.cache.evict import EvictionPolicy, PruneReport, clear, prune
 from webshelf.cache.faults import faults
 from webshelf.cache.index import PageIndex, PageRecord
-from webshelf.cache.layout import CacheLayout, content_hash, page_name
+from webshelf.cache.layout import CacheLayout, page_name
 from webshelf.cache.lock import CacheLock
-from webshelf.cache.store import write_page
+from webshelf.cache.store import write_text_hashed
 from webshelf.cache.urls import normalize_url
 from webshelf.cache.verify import VerifyReport, verify
 from webshelf.errors import CacheError, CacheUnavailableError, StoreError
@@ -121,28 +121,31 @@ class Shelf:
         self.close()
 
     def put(self, *, url: str, final_url: str | None, title: str | None, text: str,
-            backend: str | None, content_type: str | None, max_chars: int | None = None) -> StoredPage:
-        """Store ``text`` for ``url`` (cut at ``max_chars`` with a marker line when longer);
+            backend: str | None, content_type: str | None, max_chars: int | None = None,
+            original_chars: int | None = None) -> StoredPage:
+        """Store ``text`` for ``url`` (cut at ``max_chars`` with a marker line when longer;
+        ``original_chars`` is the page's length when ``text`` is only its cleaned prefix);
         raises ``StoreError`` (disk full, permissions, index failure) with the cache intact."""
         with faults(StoreError, "the full text could not be stored", self.web_dir):
             return self._put(url=url, final_url=final_url, title=title, text=text, backend=backend,
-                             content_type=content_type, max_chars=max_chars)
+                             content_type=content_type, max_chars=max_chars, original_chars=original_chars)
 
     def _put(self, *, url: str, final_url: str | None, title: str | None, text: str,
-             backend: str | None, content_type: str | None, max_chars: int | None) -> StoredPage:
+             backend: str | None, content_type: str | None, max_chars: int | None,
+             original_chars: int | None) -> StoredPage:
         key = normalize_url(url)
         original: int | None = None
         if max_chars is not None:
-            text, original = cap_text(text, max_chars)
-        data = text.encode("utf-8")
-        sha = content_hash(data)
-        name = page_name(urlsplit(final_url or key).hostname, key, sha)
+            text, original = cap_text(text, max_chars, original_chars)
+        host = urlsplit(final_url or key).hostname
         with self.lock.shared():
-            path, written = write_page(self.web_dir, name, data)
+            # one pass: encode, hash and write chunk by chunk; the name follows from the hash
+            path, written, sha, size = write_text_hashed(self.web_dir, text, lambda h: page_name(host, key, h))
+            name = path.name
             now = time.time()
             record = PageRecord(
                 name=name, url=url, final_url=final_url, title=title, sha256=sha, chars=len(text),
-                lines=count_lines(text), bytes=len(data), fetched_at=now, last_access=now, backend=backend,
+                lines=count_lines(text), bytes=size, fetched_at=now, last_access=now, backend=backend,
                 content_type=content_type, url_key=key, original_chars=original,
             )
             with self.db_lock:

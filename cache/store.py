@@ -9,9 +9,11 @@ replaces a planted symlink rather than following it — and the directory is fsy
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from webshelf.cache.layout import TEMP_PREFIX
@@ -64,6 +66,60 @@ def write_page(directory: Path, name: str, data: bytes) -> tuple[Path, bool]:
             pass
         raise
     finally:
+        os.close(dir_fd)
+
+
+WRITE_CHUNK_CHARS = 1 << 20  # characters encoded, hashed and written at a time (stays in cache)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def write_text_hashed(directory: Path, text: str, name_for: Callable[[str], str]) -> tuple[Path, bool, str, int]:
+    """Store ``text`` as UTF-8 under the name ``name_for(sha256 hex)`` atomically, encoding,
+    hashing and writing it in one pass of ``WRITE_CHUNK_CHARS`` chunks (no whole-page bytes
+    copy, each chunk hashed while it is still in cache); return (path, written, sha256, bytes).
+
+    The name depends on the hash, so the temp file gets a neutral name and the final name is
+    chosen after the last chunk. When a regular file of that name and size already exists
+    (identical content), the temp file is dropped unsynced and ``written`` is False. Raises
+    OSError / UnicodeEncodeError with no temp file left behind and the final name untouched.
+    """
+    dir_fd = os.open(directory, _OPEN_DIR)
+    tmp = f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(8)}-page.md"
+    digest, size, keep = hashlib.sha256(), 0, False
+    try:
+        fd = os.open(tmp, _CREATE, 0o644, dir_fd=dir_fd)
+        try:
+            os.fchmod(fd, 0o644)
+            for i in range(0, len(text), WRITE_CHUNK_CHARS):
+                chunk = text[i:i + WRITE_CHUNK_CHARS].encode("utf-8")
+                digest.update(chunk)
+                size += len(chunk)
+                _write_all(fd, chunk)
+            sha = digest.hexdigest()
+            name = name_for(sha)
+            if "/" in name or name.startswith("."):
+                raise ValueError(f"invalid page name {name!r}")
+            final = directory / name
+            if is_regular_file(directory, name) and os.path.getsize(final) == size:
+                return final, False, sha, size  # the finally below removes the temp file
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        keep = True
+        os.fsync(dir_fd)
+        return final, True, sha, size
+    finally:
+        if not keep:
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except FileNotFoundError:
+                pass
         os.close(dir_fd)
 
 

@@ -4,6 +4,12 @@ Three goals: spend the agent's budget on text rather than on base64 blobs and bl
 make every character reachable by any line-based reader — agents' read_file tools often cut a
 line at 2,000 characters, so no stored line may be longer than ``web.max_line_chars``; and
 make every line reader count the same lines as the footer — "\n" is the only line break left.
+
+Speed (issue 15): post-fetch work must vanish next to the network at any page size. So
+``clean_for_store`` cleans only what can be stored (a prefix a little over
+``cache.max_file_chars``), one cheap byte-level scan (``_unusual``) decides which of the rarer
+passes (line separators, invisible characters) run at all, and wrapping is linear in the line
+length (``wrap_line`` walks offsets instead of re-slicing the rest of the line).
 """
 
 from __future__ import annotations
@@ -13,29 +19,38 @@ import re
 _MD_DATA_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(\s*<?data:[^)\s]*\s*(?:\"[^\"]*\")?\)")
 _HTML_DATA_IMAGE = re.compile(r"<(?i:img\b[^>]*?\bsrc\s*=\s*[\"']?data:[^>]*>)")  # literal "<" first: fast scan
 _HTML_ALT = re.compile(r"\balt\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+))", re.IGNORECASE)
-# Characters a reader cannot see but a model reads: zero-width and joiner characters, bidi
-# controls (which can reorder what a person sees), Unicode tag characters and variation
-# selectors (both used to smuggle hidden text), soft hyphens, and C0/C1 control characters.
-_INVISIBLE = re.compile(
-    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufe00-\ufe0f"
-    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
-)
-# The same set as UTF-8 byte sequences, searched in the few bytes left after dropping printable ASCII.
-_INVISIBLE_UTF8 = re.compile(
-    b"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f\xad]|\xd8\x9c|\xe1\xa0\x8e|\xe2\x80[\x8b-\x8f\xaa-\xae]"
-    b"|\xe2\x81[\xa0-\xa4\xa6-\xaf]|\xef\xbb\xbf|\xef\xb8[\x80-\x8f]"
-)
+# Characters a reader cannot see but a model reads: every Unicode Default_Ignorable_Code_Point
+# (zero-width and joiner characters, bidi controls, soft hyphen, variation selectors, Hangul
+# fillers, Mongolian free variation selectors, musical formatting, the whole tag block
+# U+E0000–U+E0FFF assigned or not — all used to smuggle hidden text), the interlinear
+# annotation controls U+FFF9–U+FFFB, and C0/C1 control characters (ESC, BEL, …) except tab and
+# newline. The property comes from the ``regex`` package's Unicode tables, not a hand list.
+_INVISIBLE_SOURCE = (r"[\p{Default_Ignorable_Code_Point}\U000e0000-\U000e0fff\ufff9-\ufffb"
+                     r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_invisible = None  # compiled on first use: the regex package is not needed by pages without them
 # Every character other than "\n" that some common line reader ends a line at: str.splitlines()
 # splits on all of these (and on "\r", handled first), JavaScript on U+2028/U+2029, Unicode-aware
 # tools on NEL; wc -l, awk, sed, head, tail and split("\n") only on "\n". See normalise_line_breaks.
 LINE_BREAKS = "\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 _LINE_BREAK = re.compile(f"[{LINE_BREAKS}]")
-_PRINTABLE_ASCII = bytes(range(0x20, 0x7f)) + b"\t\n\r"
-_INVISIBLE_ASTRAL = re.compile("[\U000e0000-\U000e007f\U000e0100-\U000e01ef]")  # UTF-8: F3 A0 ..
+_PRINTABLE_ASCII = bytes(range(0x20, 0x7f)) + b"\t\n"
+_BREAKS_GONE = dict.fromkeys(map(ord, LINE_BREAKS + "\r"))  # already "\n" when the invisible check runs
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_BLANK_RUN = re.compile("\n\n\n+")
 # An image data URI outside any markup; the run ends at the first non-base64 character, so the
 # page's own words after it are never eaten (and other data: URIs, e.g. text/html, stay as text).
 _BARE_BASE64 = re.compile(r"data:image/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=%]{8,}")
+CUT_MARGIN = 1 / 8  # clean_for_store cleans max_chars × (1 + this) + PAD first, more only if cleaning shrank it
+CUT_PAD = 64 * 1024
+
+
+def _invisible_pattern():
+    global _invisible
+    if _invisible is None:
+        import regex
+
+        _invisible = regex.compile(_INVISIBLE_SOURCE)
+    return _invisible
 
 
 def _placeholder(alt: str) -> str:
@@ -57,22 +72,31 @@ def replace_data_images(text: str) -> str:
     return _BARE_BASE64.sub("[IMAGE]", text)
 
 
-def drop_invisible(text: str) -> str:
-    """Remove invisible Unicode; lone surrogates become U+FFFD so the text is always valid UTF-8.
+def _unusual(text: str) -> tuple[str, str]:
+    """(text with lone surrogates made U+FFFD, every character of it that is not printable
+    ASCII, tab or newline) — usually a few KB, found in two C passes (encode, byte translate).
 
-    Fast path: most pages have none. Deleting the printable ASCII bytes from the UTF-8 (one C
-    pass) leaves only control bytes and whole multi-byte characters — a few KB — and only when
-    an invisible character's encoding shows up there does the full-text scan run."""
+    Deleting the printable ASCII bytes from the UTF-8 leaves only control bytes and whole
+    multi-byte characters, so the rest decodes; what it holds decides which rare passes run."""
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
         text = _SURROGATE.sub("\ufffd", text)
         data = text.encode("utf-8")
-    rest = data.translate(None, _PRINTABLE_ASCII)
-    if b"\xf3\xa0" in rest:
-        text = _INVISIBLE_ASTRAL.sub("", text)
-    if _INVISIBLE_UTF8.search(rest):
-        text = _INVISIBLE.sub("", text)
+    return text, data.translate(None, _PRINTABLE_ASCII).decode("utf-8")
+
+
+def drop_invisible(text: str) -> str:
+    """Remove invisible Unicode (see ``_INVISIBLE_SOURCE``); lone surrogates become U+FFFD so
+    the text is always valid UTF-8. Fast path: the full-text pass runs only when the few
+    unusual characters (``_unusual``) hold an invisible one."""
+    text, rest = _unusual(text)
+    return _drop_invisible_if(text, rest)
+
+
+def _drop_invisible_if(text: str, rest: str) -> str:
+    if rest and _invisible_pattern().search(rest):
+        return _invisible_pattern().sub("", text)
     return text
 
 
@@ -88,43 +112,95 @@ def normalise_line_breaks(text: str) -> str:
     separator left in, they disagree on every line number after it (and dropping it as an
     invisible character, as before, glued the words on either side together).
     Fast path: a few ``in`` scans (memchr speed); one regex pass only when one is present."""
-    if "\r" in text:
+    return _normalise_breaks_if(text, None)
+
+
+def _normalise_breaks_if(text: str, rest: str | None) -> str:
+    """``normalise_line_breaks``, skipping every scan of ``text`` that ``rest`` (its unusual
+    characters, or None if unknown) shows is not needed."""
+    probe = text if rest is None else rest
+    if "\r" in probe:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if any(c in text for c in LINE_BREAKS):
+    if any(c in probe for c in LINE_BREAKS):
         text = _LINE_BREAK.sub("\n", text)
     return text
 
 
 def wrap_line(line: str, width: int) -> list[str]:
-    """Split a long line at whitespace (the break replaces one space), or hard when there is none."""
+    """Split a long line at whitespace (the break replaces one space), or hard when there is none.
+
+    Linear in the line's length: each piece looks back at most ``width`` characters from an
+    offset into the one line (re-slicing the rest of the line per piece was quadratic: a 10 MB
+    line without spaces took seconds)."""
     out: list[str] = []
-    while len(line) > width:
-        cut = max(line.rfind(" ", 0, width + 1), line.rfind("\t", 0, width + 1))
-        if cut > 0:
-            out.append(line[:cut].rstrip())
-            line = line[cut + 1 :]
+    pos, n = 0, len(line)
+    while n - pos > width:
+        end = pos + width
+        cut = max(line.rfind(" ", pos, end + 1), line.rfind("\t", pos, end + 1))
+        if cut > pos:
+            out.append(line[pos:cut].rstrip())
+            pos = cut + 1
         else:
-            out.append(line[:width])
-            line = line[width:]
-    out.append(line)
+            out.append(line[pos:end])
+            pos = end
+    out.append(line[pos:])
     return out
 
 
 def clean_markdown(text: str, max_line_chars: int = 1_000) -> str:
     """Return the text as it will be stored: "\n" the only line break (``normalise_line_breaks``),
-    no data-URI blobs, no trailing whitespace, at most one blank line in a row, no line over
-    ``max_line_chars``, and a single final newline (empty text stays empty).
+    no data-URI blobs, no invisible characters, no trailing whitespace, at most one blank line
+    in a row, no line over ``max_line_chars``, and a single final newline (empty text stays empty).
 
-    Written for speed (a 2 MB page cleans in milliseconds): C-level str methods and one list
-    comprehension; sre's per-position regex scans over the whole text were 10× slower."""
-    text = drop_invisible(replace_data_images(normalise_line_breaks(text)))
+    Passes over the whole text: encode + translate (``_unusual``), ``"data:" in``, split, rstrip,
+    join, one blank-run scan; line-separator, invisible-character and wrapping passes run only
+    when the first scan (or the line lengths) show they have work."""
+    text, rest = _unusual(text)
+    text = _normalise_breaks_if(text, rest)
+    text = _drop_invisible_if(replace_data_images(text), rest.translate(_BREAKS_GONE) if rest else rest)
     lines = [line.rstrip() for line in text.split("\n")]
-    lengths = list(map(len, lines))
-    if max(lengths) > max_line_chars:  # rewrite only the long lines
-        for i, n in enumerate(lengths):
-            if n > max_line_chars:
-                lines[i] = "\n".join(wrap_line(lines[i], max_line_chars))
+    if max(map(len, lines)) > max_line_chars:  # rewrite only the long lines
+        for i, line in enumerate(lines):
+            if len(line) > max_line_chars:
+                lines[i] = "\n".join(wrap_line(line, max_line_chars))
     text = "\n".join(lines).strip("\n")
-    while "\n\n\n" in text:
-        text = text.replace("\n\n\n", "\n\n")
+    if "\n\n\n" in text:
+        text = _BLANK_RUN.sub("\n\n", text)
     return text + "\n" if text else ""
+
+
+def clean_for_store(text: str, max_line_chars: int = 1_000, max_chars: int | None = None) -> tuple[str, int | None]:
+    """(cleaned text, length of the raw page when only a prefix was cleaned, else None).
+
+    A page longer than the stored-copy cap (``cache.max_file_chars``) is cleaned only as far
+    as can be stored: the raw prefix up to a line break a margin past the cap, doubled while
+    its cleaned form (cleaning can shrink a page: base64 images, blank runs) is not clearly
+    longer than the cap. Cleaning a line-aligned prefix gives the same text as cleaning the
+    whole page up to that point, so the stored copy (cut at the cap) is unchanged; the cost is
+    bounded by what is stored, not by the page size."""
+    if max_chars is None:
+        return clean_markdown(text, max_line_chars), None
+    want = max_chars + max_line_chars + 2  # clearly past the cap, whatever the last line's wrap
+    limit = int(max_chars * (1 + CUT_MARGIN)) + CUT_PAD
+    while len(text) > limit:
+        cut = text.rfind("\n", 0, limit) + 1 or limit
+        cleaned = clean_markdown(text[:cut], max_line_chars)
+        if len(cleaned) > want:
+            return cleaned, len(text)
+        limit *= 2
+    return clean_markdown(text, max_line_chars), None
+
+
+def clean_title(title: str | None, max_chars: int = 300) -> str | None:
+    """A page title as one plain line: no invisible or control characters (ESC, BEL, bidi
+    overrides, zero-width and tag characters), line breaks and whitespace runs as one space,
+    clipped to ``max_chars``; None when nothing visible is left.
+
+    Titles reach the agent outside the page body (MCP structured content, ``--json``, the
+    index, the cache listing), so they get the same invisible-character rule as the body."""
+    if not title:
+        return None
+    title = " ".join(drop_invisible(normalise_line_breaks(title)).split())
+    if len(title) > max_chars:
+        title = title[: max_chars - 1] + "…"
+    return title or None

@@ -40,7 +40,7 @@ from webshelf.cache.shelf import CachedPage, Shelf
 from webshelf.core.bridge import run_sync
 from webshelf.core.backends import HOSTED_KEYS, check_backend, get_backend, require_key, select_backend
 from webshelf.core.backends.routing import keep_local, local_note, not_sent_error
-from webshelf.core.clean import clean_markdown
+from webshelf.core.clean import clean_for_store, clean_markdown, clean_title
 from webshelf.core.config import Config, check_char_limit, load_config
 from webshelf.errors import CacheError, InputError, WebshelfError
 from webshelf.core import untrusted
@@ -98,8 +98,10 @@ def _error_result(url: str, exc: WebshelfError, started: float, backend: str | N
 def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: int, config: Config,
             backend: str, started: float) -> ExtractResult:
     """Clean, store and window one fetched page (runs in a worker thread: CPU and fsync)."""
-    text = clean_markdown(page.markdown, config.web.max_line_chars)
-    title = page.title or next((h.text for h in headings(text, last_line=200)[:1]), None)  # no full scan
+    # Only what can be stored is cleaned (cost bounded by cache.max_file_chars, not the page size).
+    text, raw_chars = clean_for_store(page.markdown, config.web.max_line_chars,
+                                      config.cache.max_file_chars if shelf is not None else None)
+    title = clean_title(page.title) or next((clean_title(h.text) for h in headings(text, last_line=200, limit=1)), None)
     notes: list[str] = []
     path: str | None = None
     store_note = shelf_error
@@ -108,11 +110,13 @@ def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: in
         try:
             stored = shelf.put(url=page.url, final_url=page.final_url, title=title, text=text,
                                backend=backend, content_type=page.content_type,
-                               max_chars=config.cache.max_file_chars)
+                               max_chars=config.cache.max_file_chars, original_chars=raw_chars)
             path, text = str(stored.path), stored.text
             cut_note = _cut_note(stored.record.original_chars, config)
         except CacheError as exc:  # StoreError: "the full text could not be stored: <why>"
             store_note = exc.message
+            if raw_chars is not None:  # nothing stored: the windows must show the page's real tail
+                text = clean_markdown(page.markdown, config.web.max_line_chars)
     if path is None:
         notes.append(store_note or "the full text could not be stored")
     if cut_note:
@@ -170,7 +174,7 @@ def _from_cache(url: str, hit: CachedPage, budget: int, config: Config, started:
     notes = [f"served from the stored copy fetched {age:.0f} s ago (cache.max_age); pass fresh=True to fetch again"]
     if cut_note:
         notes.append(cut_note)
-    result = ExtractResult(url=url, final_url=rec.final_url, title=rec.title, path=str(hit.path),
+    result = ExtractResult(url=url, final_url=rec.final_url, title=clean_title(rec.title), path=str(hit.path),
                            backend=rec.backend, notes=notes, cached=True)
     _show(result, hit.text, budget, config, cut_note=cut_note)
     result.elapsed_ms = (time.perf_counter() - started) * 1000

@@ -14,6 +14,8 @@ can backtrack catastrophically and pages can be megabytes: the ``regex`` package
 
 from __future__ import annotations
 
+import bisect
+import mmap
 import os
 import time
 
@@ -22,7 +24,8 @@ import regex as regex_engine
 from webshelf.cache.layout import CacheLayout
 from webshelf.core.config import Config, load_config
 from webshelf.errors import InputError
-from webshelf.core.read import _open_page, resolve_page_path
+from webshelf.core import line_index
+from webshelf.core.read import open_page_fd, resolve_page_path
 from webshelf.core.truncate import READ_LIMIT
 
 MAX_RESULTS = 200
@@ -62,15 +65,46 @@ def _clip(line: str, start: int | None, end: int | None) -> str:
     return ("…" if left else "") + line[left:right] + ("…" if right < len(line) else "")
 
 
-def _find(compiled: regex_engine.Pattern[str], text: str, wanted: int, shown: str) -> tuple[list[tuple[int, int, int]], int]:
+_COUNT_CHUNK = 1 << 20
+BYTES_SEARCH = True  # False: always the decoded search (tests compare the two)
+# Non-ASCII characters that match an ASCII letter when case is ignored (the regex package's
+# folding: U+0130 ~ i, U+017F ~ s, U+212A ~ k), in UTF-8. An ASCII pattern can be searched as
+# bytes, with exactly the str search's result, unless it holds one of these letters and the
+# page holds the character folding to it.
+_FOLDS_TO_ASCII = (("i", b"\xc4\xb0"), ("s", b"\xc5\xbf"), ("k", b"\xe2\x84\xaa"))
+
+
+def _bytes_exact(data, pattern: str, *, regex: bool, case_sensitive: bool) -> bool:
+    if not BYTES_SEARCH or regex or not pattern.isascii():
+        return False
+    lower = pattern.lower()
+    return case_sensitive or not any(c in lower and data.find(f) >= 0 for c, f in _FOLDS_TO_ASCII)
+
+
+def _count_newlines(text, start: int, end: int) -> int:
+    """Newlines in text[start:end] for a str, bytes or mmap (mmap has no count: 1 MB slices)."""
+    if not isinstance(text, mmap.mmap):
+        return text.count("\n" if isinstance(text, str) else b"\n", start, end)
+    return sum(text[i:min(i + _COUNT_CHUNK, end)].count(b"\n") for i in range(start, end, _COUNT_CHUNK))
+
+
+def _find(compiled: regex_engine.Pattern, text, wanted: int, shown: str,
+          starts: dict[int, int] | None = None, index: line_index.LineIndex | None = None,
+          ) -> tuple[list[tuple[int, int, int]], int]:
     """Matching lines as (line number, match start, match end) within the line, the first
-    ``wanted`` of them, and how many lines match in all. One match per line is reported."""
+    ``wanted`` of them, and how many lines match in all. One match per line is reported;
+    ``starts`` (if given) receives each reported line's start offset. ``text`` is a str, or
+    the page's bytes (then offsets are byte offsets, and ``index``, the page's newline index,
+    turns a match offset into a line number without counting from the previous match)."""
+    nl = "\n" if isinstance(text, str) else b"\n"
     hits: list[tuple[int, int, int]] = []
     total = 0
     line, counted_to, pos = 1, 0, 0
     timeout = SEARCH_TIMEOUT_S
     deadline = time.monotonic() + timeout
-    while pos <= len(text):
+    size = len(text)
+    ends_with_nl = size > 0 and text[size - 1:size] == nl
+    while pos <= size:
         remaining = deadline - time.monotonic()
         try:
             if remaining <= 0:
@@ -78,30 +112,80 @@ def _find(compiled: regex_engine.Pattern[str], text: str, wanted: int, shown: st
             m = compiled.search(text, pos, timeout=remaining)
         except TimeoutError:
             raise InputError(
-                f"{shown}: the pattern took longer than {timeout:g} s on this {len(text):,}-character page "
+                f"{shown}: the pattern took longer than {timeout:g} s on this {size:,}-character page "
                 "(probably catastrophic backtracking, e.g. nested quantifiers like (a+)+); "
                 "simplify the pattern, or pass regex=false to search for plain text",
                 path=shown,
             ) from None
-        if m is None or (m.start() == len(text) and text.endswith("\n")):
+        if m is None or (m.start() == size and ends_with_nl):
             break  # (an empty match after the final newline is not on any line)
-        line += text.count("\n", counted_to, m.start())
+        if index is not None:
+            line = 1 + line_index.newlines_before(text, index, m.start())
+        else:
+            line += _count_newlines(text, counted_to, m.start())
         counted_to = m.start()
-        line_start = text.rfind("\n", 0, m.start()) + 1
+        line_start = text.rfind(nl, 0, m.start()) + 1
         total += 1
         if len(hits) < wanted:
             hits.append((line, m.start() - line_start, m.end() - line_start))
-        next_newline = text.find("\n", m.start())
+            if starts is not None:
+                starts[line] = line_start
+        next_newline = text.find(nl, m.start())
         if next_newline < 0:
             break
         pos = next_newline + 1  # one report per line: continue on the next line
     return hits, total
 
 
-def _render(lines: list[str], hits: list[tuple[int, int, int]], context: int) -> list[str]:
+class _Lines:
+    """The lines of ``text`` (a str, or the page's bytes: lines are decoded) by 1-based number,
+    found on demand by walking from the nearest anchor (a matching line's known start) — only
+    the lines shown are sliced out (splitting a 50 MB page into a million strings to show
+    forty of them was most of a search's time)."""
+
+    def __init__(self, text, anchors: dict[int, int]) -> None:
+        self.text = text
+        self.nl = "\n" if isinstance(text, str) else b"\n"
+        self._anchors = {1: 0, **anchors}  # line number -> offset of its start
+        self._keys = sorted(self._anchors)
+
+    def start(self, n: int) -> int | None:
+        """Offset where line ``n`` starts, or None when there is no such line."""
+        text, nl = self.text, self.nl
+        at = bisect.bisect_right(self._keys, n) - 1
+        line = self._keys[at]
+        if at + 1 < len(self._keys) and self._keys[at + 1] - n < n - line:
+            line = self._keys[at + 1]
+        pos = self._anchors[line]
+        while line < n:
+            nxt = text.find(nl, pos)
+            if nxt < 0:
+                return None
+            pos, line = nxt + 1, line + 1
+        while line > n:
+            pos = text.rfind(nl, 0, pos - 1) + 1 if line > 2 else 0
+            line -= 1
+        return pos if pos < len(text) else None  # after a final newline there is no line
+
+    def line(self, n: int) -> str:
+        pos = self.start(n)
+        end = self.text.find(self.nl, pos)
+        raw = self.text[pos:] if end < 0 else self.text[pos:end]
+        return raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
+
+    def chars(self, n: int, offset: int) -> int:
+        """A byte offset within line ``n`` as a character offset (identity for str text)."""
+        if isinstance(self.text, str):
+            return offset
+        pos = self.start(n)
+        return len(self.text[pos:pos + offset].decode("utf-8", errors="replace"))
+
+
+def _render(lines: _Lines, hits: list[tuple[int, int, int]], context: int) -> list[str]:
     """grep-style groups: '>' marks a matching line, ' ' a context line, '--' separates groups."""
-    by_line = {n: (s, e) for n, s, e in hits}
-    wanted: list[int] = sorted({k for n, _, _ in hits for k in range(n - context, n + context + 1) if 1 <= k <= len(lines)})
+    by_line = {n: (lines.chars(n, s), lines.chars(n, e)) for n, s, e in hits}
+    wanted: list[int] = sorted({k for n, _, _ in hits for k in range(n - context, n + context + 1)
+                                if k >= 1 and lines.start(k) is not None})
     out: list[str] = []
     previous = None
     for n in wanted:
@@ -109,7 +193,7 @@ def _render(lines: list[str], hits: list[tuple[int, int, int]], context: int) ->
             out.append("--")
         span = by_line.get(n)
         mark = ">" if span else " "
-        out.append(f"{mark}{n}|{_clip(lines[n - 1], *(span or (None, None)))}")
+        out.append(f"{mark}{n}|{_clip(lines.line(n), *(span or (None, None)))}")
         previous = n
     return out
 
@@ -134,16 +218,38 @@ def search_page(
     layout = CacheLayout(config.home)
     real = resolve_page_path(path, layout)
     shown = str(path)
-    with _open_page(real, layout, shown) as f:
-        text = f.read()
-    hits, total = _find(compiled, text, max_results, shown)
+    fd = open_page_fd(real, layout, shown)
+    try:
+        data = line_index.mapped(fd)
+        try:
+            return _search(data, compiled, pattern, max_results, regex=bool(regex),
+                           case_sensitive=bool(case_sensitive), context=context, shown=shown, fd=fd)
+        finally:
+            if not isinstance(data, bytes):
+                data.close()
+    finally:
+        os.close(fd)
+
+
+def _search(data, compiled, pattern: str, max_results: int, *, regex: bool, case_sensitive: bool,
+            context: int, shown: str, fd: int) -> str:
+    """The search over the mapped page: as bytes when that gives the str search's exact result
+    (a plain ASCII pattern, and — ignoring case — no character that folds to an ASCII letter
+    on the page), which skips decoding 50 MB to find one word; else over the decoded text."""
+    if _bytes_exact(data, pattern, regex=regex, case_sensitive=case_sensitive):
+        text = data
+        flags = regex_engine.MULTILINE | regex_engine.V0 | (0 if case_sensitive else regex_engine.IGNORECASE)
+        compiled = regex_engine.compile(regex_engine.escape(pattern.encode("ascii")), flags)
+    else:
+        text = data[:].decode("utf-8", errors="replace")  # one C decode; str keeps Unicode case rules
+    starts: dict[int, int] = {}
+    index = line_index.index_for(fd, data) if text is data and len(data) else None  # shared with read_file
+    hits, total = _find(compiled, text, max_results, shown, starts, index)
     kind = "regex" if regex else "text"
     case = "case-sensitive" if case_sensitive else "ignoring case"
     if not hits:
         return f"no lines match {kind} {pattern!r} ({case}) in {shown}\n"
-    lines = text.split("\n")
-    if text.endswith("\n"):
-        lines.pop()  # numbering as read_file: a final newline ends the last line
+    lines = _Lines(text, starts)  # numbering as read_file: a final newline ends the last line
     header = f"{total:,} matching line{'s' if total != 1 else ''} for {kind} {pattern!r} ({case}) in {shown}"
     if total > len(hits):
         header += f"; showing the first {len(hits)}"

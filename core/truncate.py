@@ -56,9 +56,14 @@ class Window:
     outline: list[Heading] = field(default_factory=list)
 
 
-def headings(text: str, first_line: int = 1, last_line: int | None = None) -> list[Heading]:
+def headings(text: str, first_line: int = 1, last_line: int | None = None, *, limit: int | None = None,
+             end: int | None = None) -> list[Heading]:
     """ATX headings outside fenced code blocks, with 1-based line numbers, within a range —
     also indented ones and ones inside list items, as a Markdown renderer shows them.
+
+    Stops early: only the text up to the end of ``last_line`` (or the character offset
+    ``end``, cheaper when the caller knows it) is scanned for candidates, and the scan ends
+    once ``limit`` headings are found (the title needs the first one only).
 
     The pattern starts with a literal newline so the regex engine jumps from line start to
     line start; a 2 MB page scans in a few milliseconds. A mark indented 4 columns or more is
@@ -66,7 +71,8 @@ def headings(text: str, first_line: int = 1, last_line: int | None = None) -> li
     found: list[Heading] = []
     fence: str | None = None
     line, pos = 1, 0
-    for start in _mark_lines(text):
+    stop = _line_end(text, last_line) if end is None else min(end, _line_end(text, last_line) if last_line else end)
+    for start in _mark_lines(text, stop):
         line += text.count("\n", pos, start)
         pos = start
         if last_line is not None and line > last_line:
@@ -86,15 +92,31 @@ def headings(text: str, first_line: int = 1, last_line: int | None = None) -> li
             indent = _columns(m.group("indent"))
             if title and (indent < 4 or _in_list_item(text, start, indent)):
                 found.append(Heading(line, len(m.group("hashes")), title))
+                if limit is not None and len(found) >= limit:
+                    break
     return found
 
 
-def _mark_lines(text: str) -> list[int]:
+def _line_end(text: str, last_line: int | None) -> int:
+    """The offset just past line ``last_line`` (the whole text when None or past the end)."""
+    if last_line is None:
+        return len(text)
+    pos = 0
+    for _ in range(max(last_line, 0)):
+        pos = text.find("\n", pos) + 1
+        if pos == 0:
+            return len(text)
+    return pos
+
+
+def _mark_lines(text: str, end: int | None = None) -> list[int]:
     """Sorted starts of the lines that may hold a heading or a fence: a "# ", "```" or "~~~"
-    preceded on its line only by indentation, list markers and (for "#") more hashes."""
+    preceded on its line only by indentation, list markers and (for "#") more hashes —
+    among the lines that start before ``end``."""
     starts: set[int] = set()
+    end = len(text) if end is None else end
     for pattern in _CANDIDATES:
-        for m in pattern.finditer(text):
+        for m in pattern.finditer(text, 0, end):
             at = m.start()
             start = text.rfind("\n", 0, at) + 1
             if start in starts:
@@ -248,8 +270,11 @@ def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75
     head_end, tail_pos = _fit_windows(text, room, head_ratio)
     # Give the outline up to OUTLINE_SHARE of the budget, taken from the windows: its entries
     # and the intro line that replaces the bare "\n" after "Omitted: …".
-    every = headings(text)
     head, tail_start = _line_numbers(text, head_end, tail_pos, total_lines)
+    # One heading scan serves both outline passes; it stops where the smallest tail window
+    # (room less the largest outline) starts — no heading after that can be omitted.
+    _, tail_far = _fit_windows(text, max(room - int(budget * OUTLINE_SHARE), 0), head_ratio)
+    every = headings(text, end=tail_far)
     outline = [h for h in every if head < h.line < tail_start]
     entries = _outline_lines(outline, int(budget * OUTLINE_SHARE) - len(OUTLINE_INTRO) + 1)
     wanted = min(sum(map(len, entries)) + len(OUTLINE_INTRO) - 1, room) if entries else 0

@@ -163,3 +163,22 @@ def test_cache_hit_output_matches_footer_contract(server, config):
     call = re.search(r'read_file path="([^"]+)" offset=(\d+)', hit.content)
     assert call and call[1] == hit.path
     assert read_file(call[1], int(call[2]), 1, config=config).startswith(f"{call[2]}|")
+
+
+def test_a_page_cleaned_only_up_to_the_cap_still_shows_its_real_tail_when_storing_fails(server, config, monkeypatch):
+    """clean_for_store cleans only the storable prefix; if the store then fails, nothing is kept
+    to read back, so the windows must come from the whole page (its real last lines)."""
+    from webshelf.cache.shelf import Shelf
+    from webshelf.errors import StoreError
+
+    config.cache.max_file_chars = 10_000
+    body = "".join(f"line {i} of the long page\n" for i in range(20_000)) + "THE REAL LAST LINE\n"
+    url = server.route("/cap/fails.md", Response(body.encode(), headers={"Content-Type": "text/markdown"}))
+
+    def fail(self, **kw):
+        raise StoreError("the full text could not be stored: disk full (test)")
+
+    monkeypatch.setattr(Shelf, "put", fail)
+    [r] = web_extract_sync([url], config=config, fresh=True)
+    assert r.ok and r.path is None and r.truncated
+    assert "THE REAL LAST LINE" in r.content and f"{20_001:,} lines" in r.content

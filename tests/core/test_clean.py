@@ -56,13 +56,13 @@ def test_every_non_space_character_survives_and_no_line_is_too_long(text, width)
 def test_the_fast_invisible_check_agrees_with_the_full_scan_on_every_bmp_character():
     """drop_invisible skips its full-text regex when the UTF-8 bytes show no invisible
     character; that shortcut must never miss one."""
-    from webshelf.core.clean import _INVISIBLE, drop_invisible
+    from webshelf.core.clean import _invisible_pattern, drop_invisible
 
     for cp in range(0x10000):
         if 0xD800 <= cp <= 0xDFFF:
             continue
         text = f"a{chr(cp)}b"
-        assert drop_invisible(text) == _INVISIBLE.sub("", text), hex(cp)
+        assert drop_invisible(text) == _invisible_pattern().sub("", text), hex(cp)
 
 
 def test_a_bare_image_data_uri_ends_at_its_base64_and_other_data_uris_stay():
@@ -106,3 +106,46 @@ def test_normalising_line_breaks_costs_little_on_a_2_mb_page():
     assert normalise_line_breaks(page) is page  # nothing to do: the very same object back, no copy
     with_breaks = page.replace("\n", "\u2028", 50)
     assert normalise_line_breaks(with_breaks) == page
+
+
+def test_wrapping_a_long_line_without_spaces_is_linear_and_exact():
+    """wrap_line walks offsets (issue 16 §1: re-slicing the rest per piece was quadratic)."""
+    line = "".join(chr(0x61 + i % 26) for i in range(3_000_001))
+    pieces = wrap_line(line, 1_000)
+    assert len(pieces) == 3_001 and all(len(p) == 1_000 for p in pieces[:-1]) and pieces[-1] == line[-1:]
+    assert "".join(pieces) == line
+    mixed = ("word " * 50 + "x" * 1_500 + " ") * 20
+    assert " ".join(wrap_line(mixed.rstrip(), 300)).replace(" ", "") == mixed.replace(" ", "")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["word ", "x" * 700, "\n", "\n\n\n", "  \t", "\r\n", "\u200b",
+                                 "![a](data:image/png;base64,AAAAAAAAAAAA)", "# H\n", "é"]), max_size=200),
+       st.integers(10_000, 20_000))
+def test_cleaning_only_the_storable_prefix_stores_exactly_what_cleaning_everything_stores(parts, cap):
+    """clean_for_store cuts the raw page before cleaning; the stored copy must not change."""
+    from webshelf.cache.caps import cap_text
+    from webshelf.core import clean as clean_module
+
+    raw = "".join(parts) * 40
+    old = clean_module.CUT_PAD
+    clean_module.CUT_PAD = 0  # small pages: make the pre-cut happen
+    try:
+        text, raw_chars = clean_module.clean_for_store(raw, 500, cap)
+    finally:
+        clean_module.CUT_PAD = old
+    whole = clean_markdown(raw, 500)
+    expected, _ = cap_text(whole, cap)
+    got, _ = cap_text(text, cap, raw_chars)
+    body = lambda s: s[: s.rfind("[webshelf: the stored copy stops here")]  # noqa: E731 (marker counts differ)
+    assert body(got) == body(expected)
+    if raw_chars is None:
+        assert text == whole
+
+
+def test_clean_title_makes_one_plain_line():
+    from webshelf.core.clean import clean_title
+
+    assert clean_title(" A\u200b\x1b title\r\nwith\u2028breaks\x07 ") == "A title with breaks"
+    assert clean_title("\u200b\u202e") is None and clean_title(None) is None
+    assert len(clean_title("t" * 1_000)) == 300

@@ -99,3 +99,51 @@ def test_wrapped_truncated_content_stays_within_the_budget(server, config):
 def test_without_the_option_content_is_not_wrapped(server, config):
     url = server.route("/hostile/plain.md", Response(b"# P\n", headers={"Content-Type": "text/markdown"}))
     assert web_extract_sync([url], config=config)[0].content == "# P\n"
+
+
+# Default_Ignorable_Code_Point characters a hand list missed (issue 16 §4), plus unassigned tag
+# characters and the interlinear annotation controls: the property is used, not a list.
+MISSED_INVISIBLE = ["\u180b", "\u180c", "\u180d", "\u180f", "\u115f", "\u1160", "\u3164", "\uffa0", "\u034f",
+                    "\u17b4", "\u17b5", "\ufff9", "\ufffa", "\ufffb", "\U0001d173", "\U0001d17a", "\U0001bca0",
+                    "\ufff0", "\U000e0080", "\U000e0fff", "\u2065"]
+
+
+@pytest.mark.parametrize("char", MISSED_INVISIBLE, ids=lambda c: f"U+{ord(c):04X}")
+def test_every_default_ignorable_code_point_is_removed(char):
+    assert clean_markdown(f"pay{char}load\n") == "payload\n"
+    assert drop_invisible(f"pay{char}load") == "payload"
+
+
+def test_the_invisible_set_is_the_unicode_property():
+    import regex
+
+    prop = regex.compile(r"\p{Default_Ignorable_Code_Point}")
+    for cp in range(0x110000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        if prop.match(chr(cp)):
+            assert drop_invisible(f"a{chr(cp)}b") == "ab", hex(cp)
+
+
+HOSTILE_TITLE = "Bank\x1b[2J\x07 log\u202ein\u200b\U000e0041 \r\n page\u2066"
+
+
+def test_titles_lose_invisible_and_control_characters(server, config):
+    """A title reaches MCP structured content, --json and the index: same rule as the body."""
+    html = f"<html><head><title>{HOSTILE_TITLE}</title></head><body><p>body text here</p></body></html>"
+    url = server.route("/hostile/title.html", Response(html.encode(), headers={"Content-Type": "text/html"}))
+    [r] = web_extract_sync([url], config=config)
+    assert r.ok and r.title == "Bank[2J login page"
+    [cached] = web_extract_sync([url], config=config)
+    assert cached.cached and cached.title == r.title
+    from webshelf.cache.shelf import Shelf
+
+    with Shelf(config.home) as shelf:
+        assert [rec.title for rec in shelf.index.all()] == [r.title]
+
+
+def test_a_title_taken_from_a_heading_is_cleaned_too(server, config):
+    md = "# Heading\u202e with\x1b bidi\n\ntext\n"
+    url = server.route("/hostile/heading.md", Response(md.encode(), headers={"Content-Type": "text/markdown"}))
+    [r] = web_extract_sync([url], config=config)
+    assert r.title == "Heading with bidi"

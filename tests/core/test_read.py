@@ -91,3 +91,33 @@ def test_an_empty_stored_page_says_so(config):
                          backend="local", content_type="text/html")
     with pytest.raises(OffsetPastEndError, match="the stored page is empty"):
         read_file(page.path, config=config)
+
+
+def test_any_offset_of_a_large_page_reads_the_same_as_splitting_it(config):
+    """read_file jumps through a sparse newline index (core.line_index); the output is what
+    splitting the whole page gives, at block edges, with invalid bytes and a last open line."""
+    from webshelf.core import line_index
+
+    lines = [f"{i} " + "é" * (i % 97) + ("\ufffd" if i % 1_000 == 0 else "") for i in range(1, 40_001)]
+    text = "\n".join(lines)  # no final newline: the last line still counts
+    with Shelf(config.home) as shelf:
+        page = shelf.put(url="https://example.com/big", final_url=None, title=None, text=text,
+                         backend="local", content_type="text/plain")
+    assert os.path.getsize(page.path) > 4 * line_index.BLOCK
+    for offset in (1, 2, 700, 701, 9_999, 20_000, 39_500, 40_000):
+        line_index._cache.clear()
+        expected = "".join(f"{n}|{lines[n - 1]}\n" for n in range(offset, min(offset + 500, 40_001)))
+        assert read_file(page.path, offset, 500, config=config) == expected  # cold index
+        assert read_file(page.path, offset, 500, config=config) == expected  # warm index
+    with pytest.raises(OffsetPastEndError, match="the page has 40,000 lines"):
+        read_file(page.path, 40_001, 10, config=config)
+
+
+def test_a_fifo_under_a_page_name_is_refused_without_blocking(stored, config):
+    fifo = stored.parent / "fifo-page.md"
+    os.mkfifo(fifo)
+    try:
+        with pytest.raises(PathOutsideCacheError, match="not a stored page"):
+            read_file(fifo, config=config)
+    finally:
+        os.unlink(fifo)

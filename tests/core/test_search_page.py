@@ -117,3 +117,39 @@ def test_an_evicted_page_names_the_url_to_extract_again(stored, config):
 def test_a_page_without_final_newline_and_an_end_anchor(config):
     path = store(config, "one\ntwo")
     assert search_page(path, "$", regex=True, context=0, config=config).splitlines()[1:3] == [">1|one", ">2|two"]
+
+
+@pytest.mark.parametrize("page_text", [
+    "alpha\nbéta Needle one\n\xff\xfe bad bytes\nneedle ſ two\nKelvin \u212a\nlast needle",
+    "needle\n" * 30 + "end\n",
+    "x\ncafé needle é\n\nNEEDLE\n",
+])
+@pytest.mark.parametrize("pattern", ["needle", "k", "s", "é needle", "NEEDLE"])
+@pytest.mark.parametrize("case_sensitive", [False, True])
+def test_the_bytes_search_gives_the_decoded_search_exactly(config, page_text, pattern, case_sensitive):
+    """search_page searches an ASCII literal on the page's bytes when that is exact; the output
+    must equal the search over the decoded text (folding characters, invalid bytes, clipping)."""
+    import mmap as _mmap
+
+    from webshelf.core import search_page as sp
+
+    raw = page_text.encode("utf-8", "surrogateescape").replace(b"\xc3\xbf\xc3\xbe", b"\xff\xfe")
+    web = config.home / "cache" / "web"
+    web.mkdir(parents=True, exist_ok=True)
+    path = web / "bytes-page.md"
+    path.write_bytes(raw)
+    got = sp.search_page(path, pattern, case_sensitive=case_sensitive, context=2, config=config)
+    compiled = sp._compile(pattern, use_regex=False, case_sensitive=case_sensitive)
+    with open(path, "rb") as f:
+        data = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ)
+        decoded = data[:].decode("utf-8", errors="replace")
+        expected_hits = sp._find(compiled, decoded, 20, str(path))
+        data.close()
+    assert got.startswith(f"{expected_hits[1]:,} matching line") or (expected_hits[1] == 0 and got.startswith("no lines"))
+    # the same search forced through the str path
+    sp.BYTES_SEARCH = False
+    try:
+        forced = sp.search_page(path, pattern, case_sensitive=case_sensitive, context=2, config=config)
+    finally:
+        sp.BYTES_SEARCH = True
+    assert got == forced
