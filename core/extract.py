@@ -38,8 +38,9 @@ from pathlib import Path
 from webshelf.cache.evict import EvictionPolicy
 from webshelf.cache.shelf import CachedPage, Shelf
 from webshelf.core.bridge import run_sync
-from webshelf.core.clean import clean_markdown
 from webshelf.core.backends import HOSTED_KEYS, check_backend, get_backend, require_key, select_backend
+from webshelf.core.backends.routing import keep_local, local_note, not_sent_error
+from webshelf.core.clean import clean_markdown
 from webshelf.core.config import Config, check_char_limit, load_config
 from webshelf.errors import CacheError, InputError, WebshelfError
 from webshelf.core import untrusted
@@ -232,12 +233,7 @@ async def _fetch_misses(misses: list[CheckedURL], backend_name: str, fresh: bool
     backend, URLs only this machine should fetch (core/backends/routing.py) go to the local
     backend with a note saying why — or fail with ``not_sent_to_provider`` (``web.private_urls:
     refuse``). The backends get the checked values and ``fresh``; none checks a URL again."""
-    # Imported here, not at the top, as asyncio in the other async stages: routing pulls in the
-    # HTTP stack (httpx, httpcore) through its resolver, and a call served wholly from the shelf
-    # must pay for neither (issue 15).
-    import asyncio
-
-    from webshelf.core.backends.routing import keep_local, local_note, not_sent_error
+    import asyncio  # here, as in the other async stages: a call served from the shelf never loads it (issue 15)
 
     stay_here = await keep_local(misses, config) if backend_name != "local" else {}
     refused = stay_here if config.web.private_urls == "refuse" else {}
