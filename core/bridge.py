@@ -14,11 +14,12 @@ an async agent framework calling a sync tool). Two copies of this logic had drif
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:  # imported on the first call: importing this module must not load asyncio (issue 15)
+    import asyncio
 
 T = TypeVar("T")
 
@@ -26,6 +27,8 @@ _thread_state = threading.local()
 
 
 def _thread_loop() -> asyncio.AbstractEventLoop:
+    import asyncio
+
     loop = getattr(_thread_state, "loop", None)
     if loop is None or loop.is_closed():
         loop = _thread_state.loop = asyncio.new_event_loop()
@@ -34,6 +37,9 @@ def _thread_loop() -> asyncio.AbstractEventLoop:
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """The result of ``coro``, run to completion (works inside a running event loop too)."""
+    import asyncio
+    import concurrent.futures
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -10,12 +10,12 @@ read (core/config_env.py), so a missing provider key never stops ``webshelf read
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-import yaml
 from pydantic import ConfigDict, Field, PrivateAttr, SecretStr, TypeAdapter, ValidationError, field_validator, model_validator
 
 from webshelf.core.config_env import Unset, defer, field_path, interpolate, prune
@@ -189,7 +189,14 @@ RuntimeConfig = Annotated[Union[LocalRuntimeConfig, DockerRuntimeConfig, SshRunt
                           Field(discriminator="type")]
 #: the instances that exist without any config, so ``--runtime local`` and ``--runtime docker`` just work
 DEFAULT_INSTANCES = {"local": "local", "docker": "docker"}
-_INSTANCE: TypeAdapter[Any] = TypeAdapter(RuntimeConfig)
+
+
+@functools.cache
+def _instance_adapter() -> TypeAdapter[Any]:
+    """The validator of one runtime instance block, built on first use: a module-level
+    TypeAdapter would build its schema (and load pydantic's plugin machinery) on every import
+    of this module, though only ``config.runtimes.<name> = …`` in code needs it (issue 15)."""
+    return TypeAdapter(RuntimeConfig)
 
 
 class SyncConfig(Strict):
@@ -239,7 +246,7 @@ class RuntimesConfig(Strict):
             return super().__setattr__(name, getattr(type(self).model_validate({name: value}), name))
         if not INSTANCE_NAME.fullmatch(name):
             raise ConfigError(f"runtime name {name!r} may only use letters, digits, '.', '_' and '-'", key=f"runtimes.{name}")
-        self.__pydantic_extra__[name] = _INSTANCE.validate_python(value)
+        self.__pydantic_extra__[name] = _instance_adapter().validate_python(value)
 
     @classmethod
     def extra_model(cls, value: Any) -> type[Strict] | None:
@@ -356,6 +363,8 @@ def load_config(path: str | Path | None = None) -> Config:
         if named:
             raise ConfigError(f"config file {file} does not exist; create it or drop --config/WEBSHELF_CONFIG", path=str(file))
         return Config().with_home(default_home())
+    import yaml  # only when there is a file to parse: no config file, no YAML parser (issue 15)
+
     try:
         data = yaml.safe_load(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import re
 import types
 import typing
-from typing import Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, Union
 
-import yaml
 from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:  # yaml is imported only where a file is parsed (core/config.py)
+    import yaml
 
 #: what a value of the wrong type should have been, by pydantic error type
 _EXPECTED = {

@@ -12,8 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from webshelf.errors import ConfigError
 from webshelf.runtimes.ssh.config import SHARED_BEFORE
 
@@ -60,6 +58,8 @@ def check_old_shape(data: dict[str, Any], file: Path) -> None:
     runtimes = data.get("runtimes")
     if not isinstance(runtimes, dict) or not (old := _old_blocks(runtimes)):
         return
+    import yaml  # only for this error message; a config without old blocks never loads it
+
     shown = yaml.safe_dump({"runtimes": new_shape(runtimes, old)}, sort_keys=False, default_flow_style=False,
                            allow_unicode=True)
     keys = ", ".join(f"runtimes.{name}" for name in old)

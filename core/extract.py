@@ -28,11 +28,11 @@ machine should fetch — those go to the local backend with a note (core/backend
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from webshelf.cache.evict import EvictionPolicy
@@ -237,6 +237,8 @@ async def _fetch_misses(misses: list[CheckedURL], backend_name: str, fresh: bool
     backend, URLs only this machine should fetch (core/backends/routing.py) go to the local
     backend with a note saying why — or fail with ``not_sent_to_provider`` (``web.private_urls:
     refuse``). The backends get the checked values and ``fresh``; none checks a URL again."""
+    import asyncio  # here, as in the other async stages: a call served from the shelf never loads it (issue 15)
+
     stay_here = await keep_local(misses, config) if backend_name != "local" else {}
     refused = stay_here if config.web.private_urls == "refuse" else {}
     local_reasons = {} if refused else stay_here
@@ -285,6 +287,8 @@ async def _publish(runtimes: Sequence[PublishTarget], by_url: dict[str, ExtractR
     handed_out = [r.path for r in by_url.values() if r.path]
     if not runtimes or not handed_out:
         return
+    import asyncio
+
     problems = await asyncio.to_thread(publish_all, runtimes, handed_out, config.runtimes.publish_timeout_s)
     for r in by_url.values():
         if r.path and problems:
@@ -299,6 +303,65 @@ def _open_shelf(config: Config) -> tuple[Shelf | None, str | None]:
     except CacheError as exc:  # CacheUnavailableError: "the cache at <dir> is unusable: <why>"
         log.warning(exc.message)
         return None, exc.message
+
+
+@dataclass
+class _Call:
+    """A call after stages 1–3: what is already answered (checks, cache hits) and what is left."""
+
+    urls: list[str]
+    budget: int
+    fresh: bool
+    config: Config
+    backend_name: str
+    shelf: Shelf | None
+    shelf_error: str | None
+    progress: Progress | None
+    by_url: dict[str, ExtractResult]
+    misses: list[CheckedURL]
+
+
+def _start(urls: Sequence[str] | str, char_limit: int | None, fresh: bool, config: Config | None,
+           backend: str | None, progress: Progress | None) -> _Call:
+    """Stages 1–3, which need no event loop: the call checks, validation and the cache hits."""
+    config = config or load_config()
+    urls = check_urls(urls, config.web.max_urls)
+    budget = check_char_limit(char_limit) if char_limit is not None else config.web.extract_char_limit
+    unique = list(dict.fromkeys(urls))
+    backend_name = check_backend(select_backend(config, backend))  # a config error before anything is touched
+    if backend_name in HOSTED_KEYS:  # no key: the same error whether the pages are cached or not
+        require_key(backend_name, config)
+    shelf, shelf_error = _open_shelf(config)
+    by_url: dict[str, ExtractResult] = {}
+    checked = _validate(unique, config, backend_name, by_url, progress)
+    misses = _serve_hits(checked, shelf, fresh, budget, config, by_url, progress)
+    return _Call(urls, budget, fresh, config, backend_name, shelf, shelf_error, progress, by_url, misses)
+
+
+async def _complete(call: _Call, runtimes: Sequence[PublishTarget]) -> list[ExtractResult]:
+    """Stages 4–6: fetch the misses, publish, evict; then the results in input order."""
+    import asyncio
+
+    by_url, config, shelf = call.by_url, call.config, call.shelf
+    if call.misses:  # a backend (and its HTTP client) is opened only when something must be fetched
+        by_url.update(await _fetch_misses(call.misses, call.backend_name, call.fresh, shelf, call.shelf_error,
+                                          call.budget, config, call.progress))
+    await _publish(runtimes, by_url, config)
+    if call.misses and shelf is not None:
+        handed_out = {Path(r.path).name for r in by_url.values() if r.path}
+        await asyncio.to_thread(_evict_after, shelf, config, handed_out, runtimes)
+    return _in_order(call)
+
+
+def _in_order(call: _Call) -> list[ExtractResult]:
+    for r in call.by_url.values():
+        r._render_inputs = None  # the page text is not kept alive in the results handed out
+    seen: set[str] = set()
+    results = []
+    for u in call.urls:  # a repeated URL gets its own copy of the one result
+        results.append(call.by_url[u].model_copy(deep=True) if u in seen else call.by_url[u])
+        seen.add(u)
+    return results
 
 
 async def web_extract(
@@ -318,37 +381,22 @@ async def web_extract(
     ``fresh`` asks for a network fetch even when a recent stored copy exists. Each stored
     page is published to every runtime in ``runtimes`` (readable inside before this returns);
     a publish that fails or exceeds ``runtimes.publish_timeout_s`` is reported in ``notes``."""
-    config = config or load_config()
-    urls = check_urls(urls, config.web.max_urls)
-    budget = check_char_limit(char_limit) if char_limit is not None else config.web.extract_char_limit
-    unique = list(dict.fromkeys(urls))
-    backend_name = check_backend(select_backend(config, backend))  # a config error before anything is touched
-    if backend_name in HOSTED_KEYS:  # no key: the same error whether the pages are cached or not
-        require_key(backend_name, config)
-    shelf, shelf_error = _open_shelf(config)
-    by_url: dict[str, ExtractResult] = {}
-    checked = _validate(unique, config, backend_name, by_url, progress)
-    misses = _serve_hits(checked, shelf, fresh, budget, config, by_url, progress)
-    if misses:  # a backend (and its HTTP client) is opened only when something must be fetched
-        by_url.update(await _fetch_misses(misses, backend_name, fresh, shelf, shelf_error, budget, config, progress))
-    await _publish(runtimes, by_url, config)
-    if misses and shelf is not None:
-        handed_out = {Path(r.path).name for r in by_url.values() if r.path}
-        await asyncio.to_thread(_evict_after, shelf, config, handed_out, runtimes)
-    for r in by_url.values():
-        r._render_inputs = None  # the page text is not kept alive in the results handed out
-    seen: set[str] = set()
-    results = []
-    for u in urls:  # a repeated URL gets its own copy of the one result
-        results.append(by_url[u].model_copy(deep=True) if u in seen else by_url[u])
-        seen.add(u)
-    return results
+    return await _complete(_start(urls, char_limit, fresh, config, backend, progress), runtimes)
 
 
-def web_extract_sync(urls: Sequence[str] | str, **options: object) -> list[ExtractResult]:
+def web_extract_sync(urls: Sequence[str] | str, *, char_limit: int | None = None, fresh: bool = False,
+                     config: Config | None = None, backend: str | None = None, progress: Progress | None = None,
+                     runtimes: Sequence[PublishTarget] = ()) -> list[ExtractResult]:
     """``web_extract`` for code that is not async (works inside a running event loop too;
-    core/bridge.py, shared with ``call_tool`` and the CLI)."""
-    return run_sync(web_extract(urls, **options))  # type: ignore[arg-type]
+    core/bridge.py, shared with ``call_tool`` and the CLI).
+
+    A call that every stored copy answers, with no runtime to publish to, needs no event loop
+    at all: it returns here without importing asyncio (``webshelf extract`` on a cached URL
+    is mostly interpreter start-up; issue 15)."""
+    call = _start(urls, char_limit, fresh, config, backend, progress)
+    if not call.misses and not runtimes:
+        return _in_order(call)
+    return run_sync(_complete(call, runtimes))
 
 
 __all__ = ["web_extract", "web_extract_sync"]

@@ -1,9 +1,36 @@
 """Making ``cache/web`` visible in sandboxes: ``MountSpec`` (host path = sandbox path,
 read-only), the publish/retract contract, and the transfer seam for sync runtimes."""
 
-from webshelf.mounts.publish import PublishProblem, PublishTarget, publish_all, retract_all
-from webshelf.mounts.spec import MountSpec, cache_mount
-from webshelf.mounts.sync import RemoteFile, SyncTransport
+from __future__ import annotations
 
-__all__ = ["MountSpec", "PublishProblem", "PublishTarget", "RemoteFile", "SyncTransport",
-           "cache_mount", "publish_all", "retract_all"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# name -> module; imported on first use (PEP 562), so importing one submodule — a runtime's
+# config model, which every config load needs — does not import the publish and sync machinery (issue 15)
+_LAZY = {
+    "PublishProblem": "webshelf.mounts.publish",
+    "PublishTarget": "webshelf.mounts.publish",
+    "publish_all": "webshelf.mounts.publish",
+    "retract_all": "webshelf.mounts.publish",
+    "MountSpec": "webshelf.mounts.spec",
+    "cache_mount": "webshelf.mounts.spec",
+    "RemoteFile": "webshelf.mounts.sync",
+    "SyncTransport": "webshelf.mounts.sync",
+}
+
+if TYPE_CHECKING:
+    from webshelf.mounts.publish import PublishProblem, PublishTarget, publish_all, retract_all
+    from webshelf.mounts.spec import MountSpec, cache_mount
+    from webshelf.mounts.sync import RemoteFile, SyncTransport
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -12,6 +12,30 @@ of a webshelf config. Adapters raise the runtime classes of the one error tree
 (``webshelf.errors.RuntimeAdapterError`` and below).
 """
 
-from webshelf.runtimes.base import BindRuntime, ExecResult, Runtime, VerifyReport
+from __future__ import annotations
 
-__all__ = ["BindRuntime", "ExecResult", "Runtime", "VerifyReport"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# name -> module; imported on first use (PEP 562), so importing one submodule — a runtime's
+# config model, which every config load needs — does not import the adapters' base and the mounts room (issue 15)
+_LAZY = {
+    "BindRuntime": "webshelf.runtimes.base",
+    "ExecResult": "webshelf.runtimes.base",
+    "Runtime": "webshelf.runtimes.base",
+    "VerifyReport": "webshelf.runtimes.base",
+}
+
+if TYPE_CHECKING:
+    from webshelf.runtimes.base import BindRuntime, ExecResult, Runtime, VerifyReport
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -36,7 +36,7 @@ class Strict(BaseModel):
     """Base for every config section: unknown keys are errors. A field whose ``${VAR}`` is unset
     raises its ConfigError when read, not when the file loads (core/config_env.py)."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
     _unset: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     def __getattribute__(self, name: str) -> Any:

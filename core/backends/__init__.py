@@ -1,7 +1,7 @@
 """Registry of backends by the name used in config (``web.backend``) and on the CLI.
 
 Implementations are imported only when chosen, so an optional dependency of one backend
-never breaks another. Which backend a call uses is decided in ``selection`` (a key alone never
+never breaks another, and nothing of the fetch path loads for a call served from the shelf. Which backend a call uses is decided in ``selection`` (a key alone never
 switches it); which URLs a hosted backend may be sent is decided in ``routing``.
 """
 
@@ -10,11 +10,15 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from webshelf.core.backends.base import Backend
+from typing import TYPE_CHECKING, Any
+
 from webshelf.core.backends.selection import (AUTO, HOSTED_KEYS, Selection, auto_pick, key_problem, key_source,
                                      require_key, select_backend, selection)
 from webshelf.core.config import Config
 from webshelf.errors import ConfigError
+
+if TYPE_CHECKING:  # the seam (asyncio, the fetch rules) loads with a backend, not with the registry
+    from webshelf.core.backends.base import Backend
 
 BACKENDS: dict[str, str] = {
     "local": "webshelf.core.backends.local:LocalBackend",
@@ -59,6 +63,16 @@ def check_backend(name: str) -> str:
 def get_backend(name: str, config: Config) -> Backend:
     module, _, cls = BACKENDS[check_backend(name)].partition(":")
     return getattr(importlib.import_module(module), cls)(config)
+
+
+def __getattr__(name: str) -> Any:
+    """``Backend`` on first use (PEP 562): ``backend list``, the selection checks and a call
+    served from the shelf never need the seam's imports (issue 15)."""
+    if name == "Backend":
+        from webshelf.core.backends.base import Backend
+
+        return Backend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["AUTO", "BACKENDS", "CHOICES", "HOSTED_KEYS", "Backend", "BackendStatus", "Selection", "auto_pick",

@@ -17,17 +17,21 @@ backend would make): an intranet name resolving to a private address stays on th
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import ipaddress
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from webshelf.core.config import Config
 from webshelf.errors import NotSentToProviderError
 from webshelf.core.fetch.checked import CheckedURL
-from webshelf.core.fetch.guarded_connect import Resolver, system_resolver
 from webshelf.core.fetch.netpolicy import RESERVED_NAMES, RESERVED_SUFFIXES, Policy, address_problem, parse_ip, redact
+
+if TYPE_CHECKING:  # asyncio and the resolver's module (httpx) load with a lookup; `backend list` needs neither
+    import asyncio
+
+    from webshelf.core.fetch.guarded_connect import Resolver
 
 
 def local_only_reason(url: str, policy: Policy) -> str | None:
@@ -55,6 +59,8 @@ def _looks_up(policy: Policy) -> bool:
 
 
 async def _resolved_reason(host: str, port: int, policy: Policy, resolver: Resolver, timeout_s: float) -> str | None:
+    import asyncio
+
     try:
         addresses = await asyncio.wait_for(resolver(host, port), timeout_s)
     except (OSError, asyncio.TimeoutError, UnicodeError):
@@ -74,6 +80,10 @@ async def keep_local(urls: Sequence[CheckedURL], config: Config, *,
 
     The URLs are already checked (core/fetch/checked.py): one the address policy refuses never
     gets here — its result is a ``blocked_url`` error, as with the local backend."""
+    import asyncio
+
+    from webshelf.core.fetch.guarded_connect import system_resolver
+
     policy = Policy.from_config(config.web)
     reasons: dict[str, str] = {}
     lookups: dict[str, asyncio.Task[str | None]] = {}

@@ -28,7 +28,6 @@ import json
 import sys
 
 import click
-import yaml
 
 from webshelf.core.config import config_path
 from webshelf.core.config_env import unset_settings
@@ -231,6 +230,8 @@ def config_show(ctx: click.Context) -> None:
     for unset in unset_settings(config):
         click.echo(f"# unset: {unset.key} (environment variable {unset.var} is not set; shown at its default, "
                    "and whatever reads it fails until the variable is set)")
+    import yaml
+
     click.echo(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), nl=False)
 
 

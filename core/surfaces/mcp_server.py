@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from webshelf.core.config import Config
-from webshelf.core.surfaces.dispatch import run_tool
 from webshelf.errors import MissingPackageError, WebshelfError
 from webshelf.core.surfaces.tools import TOOLS
+
+if TYPE_CHECKING:
+    from webshelf.core.config import Config
 
 SERVER_NAME = "webshelf"
 INSTRUCTIONS = (
@@ -82,6 +83,10 @@ def build_server(config: Config, runtimes: Sequence[Any] = ()) -> Any:
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(_ctx: Any, params: Any) -> Any:
+        # the extract pipeline loads with the first call, not before ``initialize`` is answered:
+        # a client waits for start-up, and a session that only reads never needs it (issue 15)
+        from webshelf.core.surfaces.dispatch import run_tool
+
         out = await run_tool(params.name, params.arguments, config=config, runtimes=runtimes)
         return types.CallToolResult(content=[types.TextContent(type="text", text=out.text)],
                                     structured_content=out.data, is_error=out.is_error)
