@@ -140,3 +140,8 @@ def use_pool(workers: int, urls_in_call: int, body: bytes, pdf: bool) -> bool:
     if workers <= 1:
         return False
     return urls_in_call > 1 or pdf or len(body) > INLINE_BYTES
+
+
+def peak_rss_kb() -> int:
+    """This process's peak RSS in KB (run in a worker by bench/speed_pool.py)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
