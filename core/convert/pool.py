@@ -39,7 +39,11 @@ _PRELOAD = ["webshelf.core.convert.by_type", "webshelf.core.convert.html_markdow
 
 
 def default_workers() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+    """The CPUs this process may run on (its affinity mask, as a container's CPU set), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def _vm_bytes() -> int:
