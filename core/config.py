@@ -132,6 +132,16 @@ class WebConfig(Strict):
     max_retries: int = Field(2, ge=0, le=10, description="Retries of a 429 or 503 response, honouring Retry-After.")
     max_retry_wait_s: float = Field(10.0, ge=0, le=600, description="Total seconds spent waiting between retries of one URL.")
     max_pdf_pages: int = Field(200, ge=1, le=100_000, description="PDF pages converted to text.")
+    # bounded conversion (core/convert/pool.py, bounds.py): CPU-bound work after the fetch
+    convert_workers: int | None = Field(
+        None, ge=0, le=64, description="Conversion worker processes; 0 or 1 converts in this process (pre-checks "
+        "only, no kill); null: the CPU count. A call with one URL always converts in this process when the body is small.")
+    convert_timeout_s: float = Field(20.0, gt=0, le=3_600, description="Deadline for converting one page (worker killed "
+                                     "and replaced → conversion_timeout).")
+    convert_memory_mb: int = Field(1_024, ge=64, le=65_536, description="Memory one conversion may use beyond the idle "
+                                   "worker (RLIMIT_AS; over it → too_complex).")
+    max_html_elements: int = Field(1_000_000, ge=1_000, le=100_000_000, description="HTML elements per page; more is "
+                                   "too_complex, refused before any tree is built.")
     wrap_untrusted: bool = Field(False, description="Wrap page content in untrusted-content markers with a random id.")
     private_urls: Literal["local", "refuse"] = Field(
         "local", description="With a hosted backend, URLs never sent to the provider (private, allow-listed, loopback, "

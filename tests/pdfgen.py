@@ -34,3 +34,31 @@ def make_pdf(pages: list[str], title: str | None = None) -> bytes:
     trailer = f"<< /Size {len(objs) + 1} /Root 1 0 R" + (f" /Info {info} 0 R" if info else "") + " >>"
     out += f"trailer\n{trailer}\nstartxref\n{xref}\n%%EOF\n".encode()
     return out
+
+
+def make_shared_stream_pdf(pages: int, operators: int, *, shared_resources: bool = True) -> bytes:
+    """A small hostile PDF (issue 16): ``pages`` pages that all draw one Flate-compressed content
+    stream of ``operators`` text-showing operators — a few KB that cost seconds per page to read."""
+    import zlib
+
+    stream = zlib.compress(b"BT /F1 12 Tf 72 720 Td " + b"(ab) Tj " * operators + b"ET", 9)
+    resources = "4 0 R" if shared_resources else "<< /Font << /F1 3 0 R >> >>"
+    objs: list[bytes] = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{' '.join(f'{6 + i} 0 R' for i in range(pages))}] /Count {pages} >>".encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Font << /F1 3 0 R >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    ]
+    objs += [f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources {resources} /Contents 5 0 R >>".encode()
+             for _ in range(pages)]
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return out

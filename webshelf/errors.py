@@ -18,6 +18,8 @@ modal) are converted where they enter webshelf and never leak out.
     │   ├── TooLargeError              too_large
     │   ├── FetchTimeoutError          timeout
     │   ├── UnsupportedContentError    unsupported_content_type
+    │   ├── ConversionTimeoutError     conversion_timeout (converting the body passed web.convert_timeout_s)
+    │   ├── TooComplexError            too_complex        (the body needs more than web.convert_memory_mb / web.max_html_elements)
     │   ├── HTTPStatusError            http_status        (carries .context["status"])
     │   ├── TooManyRedirectsError      too_many_redirects (more than web.max_redirects hops)
     │   ├── BackendError               backend_error      (a hosted provider failed)
@@ -108,6 +110,21 @@ class FetchTimeoutError(FetchError):
 
 class UnsupportedContentError(FetchError):
     code = "unsupported_content_type"
+
+
+class ConversionTimeoutError(FetchError):
+    """Converting one page to Markdown ran past ``web.convert_timeout_s``: its worker process was
+    killed and replaced (core/convert/pool.py); the other URLs of the call are unaffected."""
+
+    code = "conversion_timeout"
+
+
+class TooComplexError(FetchError):
+    """A page whose conversion would need more than its budget: more elements than
+    ``web.max_html_elements`` (refused before any tree is built), or a worker that ran out of
+    ``web.convert_memory_mb`` (killed and replaced)."""
+
+    code = "too_complex"
 
 
 class HTTPStatusError(FetchError):

@@ -12,7 +12,10 @@ fetch is hardened against hostile URLs and servers (README "Security"):
 - the decoded body capped at ``web.max_bytes`` while streaming (core/fetch/body.py), bombs included;
 - 429/503 retried up to ``web.max_retries`` honouring ``Retry-After`` within ``web.max_retry_wait_s``.
 
-Conversion (CPU-bound) runs in a worker thread so that it never stalls other fetches.
+Conversion (CPU-bound) runs in a worker process (core/convert/pool.py, ``web.convert_workers``)
+with a deadline and a memory budget, so it never holds the event loop and a hostile page fails
+only its own URL (``conversion_timeout``, ``too_complex``); a call with one small page, or
+``convert_workers`` 0/1, converts in a thread of this process with the pre-checks only.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from webshelf.core.backends.base import Backend
 from webshelf.core.fetch.checked import CheckedURL
 from webshelf.core.fetch.body import read_capped, too_large
 from webshelf.core.config import Config
-from webshelf.core.convert.by_type import refuse_binary_type, to_markdown
+from webshelf.core.convert.bounds import Bounds
+from webshelf.core.convert.by_type import is_pdf, refuse_binary_type, to_markdown
+from webshelf.core.convert.pool import default_workers, shared_pool, use_pool
 from webshelf.errors import (BlockedURLError, FetchError, FetchTimeoutError, HTTPStatusError, InvalidURLError,
                          TooManyRedirectsError, WebshelfError)
 from webshelf.core.fetch.file_urls import read_file_url
@@ -93,6 +98,19 @@ class LocalBackend(Backend):
     async def _robots_body(self, url: str) -> bytes:
         return (await self._fetch_within_deadline(url)).body
 
+    def fetch_many(self, urls, *, fresh: bool = False):  # noqa: ANN001, ANN201 — see Backend.fetch_many
+        self._urls_in_call = len({str(u) for u in urls})  # one URL in a call may convert in this process
+        return super().fetch_many(urls, fresh=fresh)
+
+    async def _convert(self, fetched: Fetched):  # noqa: ANN202
+        web = self.config.web
+        bounds = Bounds.from_config(web)
+        workers = web.convert_workers if web.convert_workers is not None else default_workers()
+        if use_pool(workers, getattr(self, "_urls_in_call", 1), fetched.body, is_pdf(fetched.body, fetched.content_type)):
+            pool = shared_pool(workers, web.convert_memory_mb)
+            return await pool.convert(fetched.body, fetched.content_type, fetched.final_url, bounds)
+        return await asyncio.to_thread(to_markdown, fetched.body, fetched.content_type, fetched.final_url, bounds=bounds)
+
     async def fetch(self, url: CheckedURL | str, *, fresh: bool = False) -> Page:
         """Always a live fetch (``fresh`` changes nothing here: this backend keeps no copies)."""
         web = self.config.web
@@ -108,8 +126,7 @@ class LocalBackend(Backend):
             async with self._host_slots.slot(url):  # web.per_host_concurrency / _delay_ms, across processes
                 async with self.gate:  # web.concurrency requests in flight; conversion below runs outside it
                     fetched = await self._fetch_within_deadline(url)
-        converted = await asyncio.to_thread(to_markdown, fetched.body, fetched.content_type, fetched.final_url,
-                                            max_pdf_pages=web.max_pdf_pages, max_bytes=web.max_bytes)
+        converted = await self._convert(fetched)
         return Page(url=url, final_url=fetched.final_url, markdown=converted.markdown, title=converted.title,
                     content_type=converted.content_type, status=fetched.status)
 

@@ -20,9 +20,11 @@ from dataclasses import dataclass
 
 import charset_normalizer
 
-from webshelf.errors import UnsupportedContentError
+from webshelf.errors import TooComplexError, UnsupportedContentError
+from webshelf.core.convert.bounds import Bounds
 from webshelf.core.convert.documents import DOCUMENT_TYPES, document_to_markdown, sniff_document
 from webshelf.core.convert.html_hidden import drop_hidden
+from webshelf.core.convert.html_precheck import precheck_html
 from webshelf.core.convert.pdf_text import looks_like_pdf, pdf_to_markdown
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
@@ -131,27 +133,40 @@ def _valid_text(text: str) -> str:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def to_markdown(body: bytes, content_type_header: str | None, url: str, *, max_pdf_pages: int = 200,
-                max_bytes: int = 10_000_000) -> Converted:
-    """Convert a response body to Markdown according to its (declared or sniffed) type."""
-    converted = _convert(body, content_type_header, url, max_pdf_pages, max_bytes)
+def is_pdf(body: bytes, content_type_header: str | None) -> bool:
+    mtype, _ = media_type(content_type_header)
+    return mtype in PDF_TYPES or ((mtype in VAGUE_TYPES or mtype in HTML_TYPES) and looks_like_pdf(body))
+
+
+def to_markdown(body: bytes, content_type_header: str | None, url: str, *, max_pdf_pages: int | None = None,
+                bounds: Bounds | None = None) -> Converted:
+    """Convert a response body to Markdown according to its (declared or sniffed) type, within
+    ``bounds`` (core/convert/bounds.py); ``max_pdf_pages`` overrides the bounds' page cap."""
+    bounds = bounds or Bounds()
+    if max_pdf_pages is not None:
+        bounds = Bounds(**{**bounds.__dict__, "max_pdf_pages": max_pdf_pages})
+    converted = _convert(body, content_type_header, url, bounds)
     return Converted(_valid_text(converted.markdown), converted.title, converted.content_type)
 
 
-def _convert(body: bytes, content_type_header: str | None, url: str, max_pdf_pages: int, max_bytes: int) -> Converted:
+def _convert(body: bytes, content_type_header: str | None, url: str, bounds: Bounds) -> Converted:
     mtype, charset = media_type(content_type_header)
     refuse_binary_type(content_type_header, url)
-    if mtype in PDF_TYPES or ((mtype in VAGUE_TYPES or mtype in HTML_TYPES) and looks_like_pdf(body)):
-        text, title = pdf_to_markdown(body, url, max_pdf_pages)
+    if is_pdf(body, content_type_header):
+        text, title = pdf_to_markdown(body, url, bounds.max_pdf_pages, bounds=bounds)
         return Converted(text, title, "application/pdf")
     document = mtype if mtype in DOCUMENT_TYPES else sniff_document(body) if mtype in VAGUE_TYPES else None
     if document:  # DOCX, PPTX, XLSX, EPUB, ODT (core/convert/documents.py, zip-bomb checked)
-        text, title = document_to_markdown(body, document, url, max_bytes=max_bytes)
+        text, title = document_to_markdown(body, document, url, max_bytes=bounds.max_bytes)
         return Converted(text, title, document)
     if mtype in HTML_TYPES or (mtype in VAGUE_TYPES and looks_like_html(body)):
         from webshelf.core.convert.html_markdown import html_to_markdown
 
-        converted = html_to_markdown(drop_hidden(decode(body, charset, html=True)), url)
+        try:
+            html = precheck_html(decode(body, charset, html=True), bounds)  # before any tree is built
+        except TooComplexError as exc:
+            raise TooComplexError(f"{url}: {exc.message}", url=url) from None
+        converted = html_to_markdown(drop_hidden(html), url)
         return Converted(converted.markdown, converted.title, "text/html" if mtype in VAGUE_TYPES else mtype)
     if mtype in VAGUE_TYPES and (binary := sniff_binary(body)):
         raise unsupported(f"{mtype or 'unknown'} (the body looks like {binary})", url)
@@ -161,7 +176,7 @@ def _convert(body: bytes, content_type_header: str | None, url: str, max_pdf_pag
         text = decode(body, charset, html=False)
         try:
             text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-        except ValueError:
-            pass  # not valid JSON after all: show it as it came, still fenced
+        except (ValueError, RecursionError):
+            pass  # not valid JSON, or nested deeper than the parser's recursion limit: shown as it came, still fenced
         return Converted(f"```json\n{text}\n```\n", None, mtype)
     raise unsupported(mtype, url)

@@ -1,0 +1,128 @@
+"""Cheap checks on HTML *text*, before any tree is built (issue 16, item 1).
+
+Two hostile shapes cost far more than their size once parsed:
+
+- **many elements** (2.4 million ``<p>`` in 9.6 MB: 2.1 GB as a tree) — counted here with one
+  C-speed scan and refused as ``too_complex`` above ``web.max_html_elements``;
+- **deep nesting** (100,000 nested ``<div>``, 1.1 MB): Lexbor's tree builder is quadratic in the
+  depth (50 s) and html-to-markdown drops text below its own depth limit. Elements deeper than
+  ``MAX_DEPTH`` are *unwrapped* here — their tags dropped, their text kept — so the page parses
+  in milliseconds and its text reaches the agent.
+
+The depth estimate is a fast pass (``findall`` + ``accumulate``, both in C) that over-counts
+(void and optional-end tags never close); only a page it flags — or one with stray end tags, which
+could hide depth from it — gets the exact per-name scan in Python that rewrites the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from itertools import accumulate
+
+from webshelf.core.convert.bounds import Bounds
+from webshelf.errors import TooComplexError
+
+_MARK = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)")
+_TOKEN = re.compile(r"<!--.*?(?:-->|\Z)|<(/?)([A-Za-z][A-Za-z0-9:-]*)[^<>]*>?", re.S)
+VOID = frozenset("area base br col embed hr img input link meta param source track wbr keygen frame image".split())
+# End tag optional (closed implicitly by the parser): never counted, never dropped.
+OPTIONAL_END = frozenset("p li dt dd option optgroup tr td th thead tbody tfoot colgroup caption rb rt rtc rp "
+                         "html head body".split())
+RAW_TEXT = frozenset("script style textarea title xmp iframe noembed noframes noscript plaintext".split())
+
+
+def element_count(html: str, bounds: Bounds) -> int:
+    """Elements (opening tags) in ``html``; ``TooComplexError`` above ``bounds.max_elements``."""
+    upper = html.count("<")
+    if upper <= bounds.max_elements:
+        return upper
+    # Opening tags = every "<" but end tags, comments/doctypes, processing instructions and a "<"
+    # before a space: five C passes, no list of matches (findall of 2.4 million: ~200 MB, ~1 s).
+    # Over-counts only a bare "<" before another character in text, which valid HTML writes &lt;.
+    count = upper - sum(html.count(s) for s in ("</", "<!", "<?", "< ", "<\n"))
+    if count > bounds.max_elements:
+        raise TooComplexError(f"the page has {count:,} HTML elements, more than web.max_html_elements "
+                              f"({bounds.max_elements:,}); converting it would need too much memory — raise "
+                              "web.max_html_elements (and web.convert_memory_mb) to read it")
+    return count
+
+
+
+
+class _Steps(dict):
+    """(end-tag slash, name) → +1 / -1 / 0 for the running balance, filled on first sight."""
+
+    def __missing__(self, key: tuple[str, str]) -> int:
+        close, name = key
+        step = 0 if name.lower() in VOID or name.lower() in OPTIONAL_END else (-1 if close else 1)
+        self[key] = step
+        return step
+
+
+_STEPS = _Steps()
+
+
+def _maybe_deep(html: str, max_depth: int) -> bool:
+    """Could ``html`` nest deeper than ``max_depth``? Every step runs in C: the running balance of
+    counted open and end tags (an over-estimate), plus the end tags that match no open tag of their
+    name — the only way to make the balance *under*-estimate the depth the parser builds."""
+    marks = _MARK.findall(html)
+    if len(marks) <= max_depth:
+        return False
+    balance = max(accumulate(map(_STEPS.__getitem__, marks)))
+    if balance > max_depth:
+        return True
+    seen = Counter(marks)
+    stray = sum(max(0, n - seen.get(("", name), 0)) for (close, name), n in seen.items() if close)
+    return balance + stray > max_depth
+
+
+def flatten_deep(html: str, max_depth: int) -> tuple[str, int]:
+    """(``html`` with elements deeper than ``max_depth`` unwrapped, how many were unwrapped)."""
+    if not _maybe_deep(html, max_depth):
+        return html, 0
+    out: list[str] = []
+    open_by_name: Counter[str] = Counter()
+    dropped_by_name: Counter[str] = Counter()
+    depth = dropped = 0
+    last = pos = 0
+    while (m := _TOKEN.search(html, pos)) is not None:
+        pos = m.end()
+        name = (m.group(2) or "").lower()
+        if not name or name in VOID or name in OPTIONAL_END:
+            continue
+        if m.group(1):  # an end tag
+            if dropped_by_name[name]:
+                dropped_by_name[name] -= 1
+                out.append(html[last:m.start()])
+                out.append(" ")
+                last = pos
+            elif open_by_name[name]:
+                open_by_name[name] -= 1
+                depth -= 1
+            continue
+        if name in RAW_TEXT:  # its content is text, not tags: jump to its end tag
+            end = re.compile(rf"</{name}\s*>", re.I).search(html, pos)
+            pos = end.end() if end else len(html)
+            continue
+        if depth >= max_depth:
+            dropped_by_name[name] += 1
+            dropped += 1
+            out.append(html[last:m.start()])
+            out.append(" ")
+            last = pos
+        else:
+            open_by_name[name] += 1
+            depth += 1
+    if not dropped:
+        return html, 0
+    out.append(html[last:])
+    return "".join(out), dropped
+
+
+def precheck_html(html: str, bounds: Bounds) -> str:
+    """The HTML to parse: refused when it has too many elements, flattened when it is too deep."""
+    if element_count(html, bounds) <= bounds.max_depth:
+        return html  # fewer tags than the depth limit: cannot be too deep
+    return flatten_deep(html, bounds.max_depth)[0]

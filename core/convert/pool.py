@@ -1,0 +1,151 @@
+"""Conversion in worker processes: CPU-bound work never holds the event loop, and a page that
+blows its budget costs only its own URL (issues 15 and 16).
+
+Why processes: conversion (Lexbor, html-to-markdown, pypdf, plus Python glue) holds the GIL for
+~10 ms a page; at concurrency 32 that alone exceeds the network-ideal wall time, and a thread
+cannot be stopped. A worker process can: pebble's ``ProcessPool`` kills a worker whose task
+passes its timeout and starts a new one, and a worker that dies (an address-space limit hit in
+C or Rust code aborts it) fails only the task it was running. Each worker sets
+``RLIMIT_AS`` to its idle address space plus ``web.convert_memory_mb`` at start, so peak memory
+is bounded by ``convert_workers × convert_memory_mb`` whatever the pages are.
+
+When not to use it: ``web.convert_workers`` 0 or 1 converts in this process, and so does a call
+with one URL whose body is small (no pool start-up for the CLI's single page); pre-checks
+(core/convert/html_precheck.py, by_type.py, pdf_text.py) still apply there. PDFs always go to a
+worker when a pool is allowed: a few KB of PDF can hold minutes of work.
+
+One pool per process (``shared_pool``), started on first use with the ``forkserver`` method (the
+parent has threads; forking it would be unsafe; core/convert/pool_context.py keeps the
+caller's ``__main__`` out of the workers), its server preloading the converters so a new
+worker is a cheap fork; shut down at exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import resource
+import threading
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from webshelf.core.convert.bounds import Bounds
+from webshelf.core.convert.pool_context import worker_context
+from webshelf.errors import ConversionTimeoutError, TooComplexError
+
+#: A single page below this size converts in this process when it is the only URL of the call.
+INLINE_BYTES = 256 * 1024
+_PRELOAD = ["webshelf.core.convert.by_type", "webshelf.core.convert.html_markdown", "webshelf.core.convert.pdf_text"]
+
+
+def default_workers() -> int:
+    """The CPUs this process may run on (its affinity mask, as a container's CPU set), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _vm_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * resource.getpagesize()
+
+
+def _init_worker(memory_mb: int) -> None:
+    """In each worker: load the converters, then cap the address space at idle + budget."""
+    import importlib
+
+    for name in _PRELOAD:
+        importlib.import_module(name)
+    limit = _vm_bytes() + memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _convert_in_worker(body: bytes, content_type: str | None, url: str, bounds: Bounds):  # noqa: ANN202
+    from webshelf.core.convert.by_type import to_markdown
+
+    try:
+        return to_markdown(body, content_type, url, bounds=bounds)
+    except MemoryError:
+        raise _too_much_memory(url, bounds) from None
+
+
+def _too_much_memory(url: str, bounds: Bounds) -> TooComplexError:
+    return TooComplexError(f"{url}: converting the page needed more than web.convert_memory_mb "
+                           f"({bounds.memory_mb:,} MB); the worker was stopped — raise web.convert_memory_mb "
+                           "to read it", url=url)
+
+
+class ConvertPool:
+    """``await pool.convert(body, content_type, url, bounds)`` → ``Converted`` or a per-URL error."""
+
+    def __init__(self, workers: int, memory_mb: int) -> None:
+        from pebble import ProcessPool
+
+        self.workers, self.memory_mb = workers, memory_mb
+        ctx = worker_context(_PRELOAD)
+        self._pool = ProcessPool(max_workers=workers, initializer=_init_worker, initargs=(memory_mb,), context=ctx)
+
+    async def convert(self, body: bytes, content_type: str | None, url: str, bounds: Bounds):  # noqa: ANN201
+        from pebble import ProcessExpired
+
+        future = self._pool.schedule(_convert_in_worker, args=(body, content_type, url, bounds), timeout=bounds.timeout_s)
+        try:
+            return await asyncio.wrap_future(future)
+        except FutureTimeout:
+            raise ConversionTimeoutError(
+                f"{url}: converting the page took longer than web.convert_timeout_s ({bounds.timeout_s:g} s); the "
+                "worker was stopped — raise web.convert_timeout_s to wait longer", url=url) from None
+        except ProcessExpired as exc:  # killed from outside, or aborted by the address-space limit
+            raise TooComplexError(
+                f"{url}: the conversion worker died (exit code {exc.exitcode}) — most often the page needed more than "
+                f"web.convert_memory_mb ({bounds.memory_mb:,} MB); it was replaced, the other URLs are unaffected",
+                url=url) from None
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+
+    def close(self) -> None:
+        self._pool.stop()
+        self._pool.join(timeout=5)
+
+    def worker_pids(self) -> list[int]:
+        """The pids of the live workers (tests kill one mid-conversion)."""
+        return [w.pid for w in list(self._pool._pool_manager.worker_manager.workers.values()) if w.pid]
+
+
+_lock = threading.Lock()
+_shared: ConvertPool | None = None
+
+
+def shared_pool(workers: int, memory_mb: int) -> ConvertPool:
+    """This process's pool, (re)built when the size or memory budget changed."""
+    global _shared
+    with _lock:
+        if _shared is not None and (_shared.workers, _shared.memory_mb) != (workers, memory_mb):
+            _shared.close()
+            _shared = None
+        if _shared is None:
+            _shared = ConvertPool(workers, memory_mb)
+        return _shared
+
+
+@atexit.register
+def shutdown() -> None:
+    global _shared
+    with _lock:
+        if _shared is not None:
+            _shared.close()
+            _shared = None
+
+
+def use_pool(workers: int, urls_in_call: int, body: bytes, pdf: bool) -> bool:
+    """Whether this page goes to a worker (see the module docstring)."""
+    if workers <= 1:
+        return False
+    return urls_in_call > 1 or pdf or len(body) > INLINE_BYTES
+
+
+def peak_rss_kb() -> int:
+    """This process's peak RSS in KB (run in a worker by bench/speed_pool.py)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
