@@ -39,7 +39,9 @@ from webshelf.cache.evict import EvictionPolicy
 from webshelf.cache.shelf import CachedPage, Shelf
 from webshelf.core.bridge import run_sync
 from webshelf.core.backends import HOSTED_KEYS, check_backend, get_backend, require_key, select_backend
+from webshelf.core.backends.fallback import Chain
 from webshelf.core.backends.routing import keep_local, local_note, not_sent_error
+from webshelf.core.backends.selection import fallback_chain
 from webshelf.core.clean import clean_markdown
 from webshelf.core.config import Config, check_char_limit, load_config
 from webshelf.errors import CacheError, InputError, WebshelfError
@@ -96,11 +98,12 @@ def _error_result(url: str, exc: WebshelfError, started: float, backend: str | N
 
 
 def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: int, config: Config,
-            backend: str, started: float) -> ExtractResult:
-    """Clean, store and window one fetched page (runs in a worker thread: CPU and fsync)."""
+            backend: str, started: float, leading: Sequence[str] = ()) -> ExtractResult:
+    """Clean, store and window one fetched page (runs in a worker thread: CPU and fsync);
+    ``leading`` notes (the fallback chain's) come first and are rendered inside the budget."""
     text = clean_markdown(page.markdown, config.web.max_line_chars)
     title = page.title or next((h.text for h in headings(text, last_line=200)[:1]), None)  # no full scan
-    notes: list[str] = []
+    notes: list[str] = list(leading)
     path: str | None = None
     store_note = shelf_error
     cut_note: str | None = None
@@ -228,7 +231,7 @@ def _evict_after(shelf: Shelf, config: Config, protect: set[str], runtimes: Sequ
 
 async def _fetch_misses(misses: list[CheckedURL], backend_name: str, fresh: bool, shelf: Shelf | None,
                         shelf_error: str | None, budget: int, config: Config,
-                        progress: Progress | None) -> dict[str, ExtractResult]:
+                        progress: Progress | None, override: str | None = None) -> dict[str, ExtractResult]:
     """Stage 4: fetch, clean, store and window every URL without a reusable copy. With a hosted
     backend, URLs only this machine should fetch (core/backends/routing.py) go to the local
     backend with a note saying why — or fail with ``not_sent_to_provider`` (``web.private_urls:
@@ -241,6 +244,8 @@ async def _fetch_misses(misses: list[CheckedURL], backend_name: str, fresh: bool
         groups["local"] = [u for u in misses if u.url in local_reasons]
 
     async with contextlib.AsyncExitStack() as stack:
+        # the later backends of web.fallback, opened only if a page needs them (core/backends/fallback.py)
+        chain = Chain(fallback_chain(config, backend_name, override)[1:], config, stack, fresh=fresh)
         pending: dict[str, Awaitable[Page]] = {}
         used: dict[str, str] = {}
         for name, group in groups.items():
@@ -256,8 +261,21 @@ async def _fetch_misses(misses: list[CheckedURL], backend_name: str, fresh: bool
             try:
                 if url in refused:
                     raise not_sent_error(url, backend_name, refused[url])
-                page = await pending[url]  # the backend limits requests in flight (web.concurrency)
-                result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config, name, started)
+                if url in local_reasons:
+                    page = await pending[url]  # the backend limits requests in flight (web.concurrency)
+                    fell_back: list[str] = []
+                else:  # on a near-empty page, a 403/429 or a timeout, the next backend of web.fallback
+                    outcome = await chain.run(checked[url], name, pending[url])
+                    name, fell_back = outcome.backend, outcome.notes
+                    if outcome.error is not None:
+                        result = _error_result(url, outcome.error, started, name)
+                        result.notes = fell_back
+                        if progress:
+                            progress(result)
+                        return result
+                    page = outcome.page
+                result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config, name, started,
+                                                 fell_back)
                 if url in local_reasons:
                     result.notes.insert(0, local_note(backend_name, local_reasons[url]))
             except WebshelfError as exc:
@@ -271,7 +289,8 @@ async def _fetch_misses(misses: list[CheckedURL], backend_name: str, fresh: bool
                 progress(result)
             return result
 
-        keys = [u.url for u in misses]
+        checked = {u.url: u for u in misses}
+        keys = list(checked)
         return dict(zip(keys, await asyncio.gather(*(one(u) for u in keys))))
 
 
@@ -326,7 +345,8 @@ async def web_extract(
     checked = _validate(unique, config, backend_name, by_url, progress)
     misses = _serve_hits(checked, shelf, fresh, budget, config, by_url, progress)
     if misses:  # a backend (and its HTTP client) is opened only when something must be fetched
-        by_url.update(await _fetch_misses(misses, backend_name, fresh, shelf, shelf_error, budget, config, progress))
+        by_url.update(await _fetch_misses(misses, backend_name, fresh, shelf, shelf_error, budget, config, progress,
+                                          backend))
     await _publish(runtimes, by_url, config)
     if misses and shelf is not None:
         handed_out = {Path(r.path).name for r in by_url.values() if r.path}

@@ -29,6 +29,7 @@ from webshelf.core.backends.base import Backend
 from webshelf.core.fetch.checked import CheckedURL
 from webshelf.core.fetch.body import read_capped, too_large
 from webshelf.core.config import Config
+from webshelf.core.backends.fallback import count_scripts
 from webshelf.core.convert.by_type import refuse_binary_type, to_markdown
 from webshelf.errors import (BlockedURLError, FetchError, FetchTimeoutError, HTTPStatusError, InvalidURLError,
                          TooManyRedirectsError, WebshelfError)
@@ -96,7 +97,8 @@ class LocalBackend(Backend):
         converted = await asyncio.to_thread(to_markdown, fetched.body, fetched.content_type, fetched.final_url,
                                             max_pdf_pages=web.max_pdf_pages)
         return Page(url=url, final_url=fetched.final_url, markdown=converted.markdown, title=converted.title,
-                    content_type=converted.content_type, status=fetched.status)
+                    content_type=converted.content_type, status=fetched.status,
+                    scripts=count_scripts(fetched.body, converted))
 
     async def _fetch_within_deadline(self, url: str) -> Fetched:
         web = self.config.web
