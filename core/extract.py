@@ -236,7 +236,7 @@ async def _fetch_misses(misses: list[CheckedURL], backend_name: str, fresh: bool
     backend, URLs only this machine should fetch (core/backends/routing.py) go to the local
     backend with a note saying why — or fail with ``not_sent_to_provider`` (``web.private_urls:
     refuse``). The backends get the checked values and ``fresh``; none checks a URL again."""
-    stay_here = await keep_local(misses, config) if backend_name != "local" else {}
+    stay_here = await keep_local(misses, config) if backend_name in HOSTED_KEYS else {}  # browser: this machine
     refused = stay_here if config.web.private_urls == "refuse" else {}
     local_reasons = {} if refused else stay_here
     groups = {backend_name: [u for u in misses if u.url not in stay_here]}

@@ -24,6 +24,10 @@ from typing import Any
 from webshelf.errors import ConfigError
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+# Debian's /usr/bin/chromium is a shell wrapper that sources /etc/chromium.d (Google API keys, GPU
+# flags) and does not always exec: the binary itself is started instead, so the flags below are
+# the only ones and the browser is one process webshelf can watch.
+BINARIES = ("/usr/lib/chromium/chromium", "/usr/lib/chromium-browser/chromium-browser")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-default-apps", "--disable-extensions", "--no-default-browser-check",
@@ -38,7 +42,16 @@ def find_chromium(configured: str | None = None) -> str | None:
     """The Chromium executable to use: ``web.browser.executable_path``, else the first on PATH."""
     if configured:
         return configured if os.access(configured, os.X_OK) else None
-    return next((found for name in CANDIDATES if (found := shutil.which(name))), None)
+    found = next((found for name in CANDIDATES if (found := shutil.which(name))), None)
+    if found and _is_script(found):
+        return next((b for b in BINARIES if os.access(b, os.X_OK)), found)
+    return found
+
+
+def _is_script(path: str) -> bool:
+    with contextlib.suppress(OSError), open(path, "rb") as handle:
+        return handle.read(2) == b"#!"
+    return False
 
 
 def playwright_installed() -> bool:
