@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from webshelf.core.backends.base import Backend
+from webshelf.core.backends.fallback import count_scripts
 from webshelf.core.backends.browser.lifecycle import SharedBrowser, require_browser
 from webshelf.core.backends.browser.proxy import BLOCKED_HEADER, PolicyProxy
 from webshelf.core.config import Config
@@ -81,7 +82,7 @@ class BrowserBackend(Backend):
         converted = await asyncio.to_thread(to_markdown, html, ctype, final_url,
                                             max_pdf_pages=self.config.web.max_pdf_pages)
         return Page(url=checked.url, final_url=final_url, markdown=converted.markdown, title=converted.title,
-                    content_type=converted.content_type, status=status)
+                    content_type=converted.content_type, status=status, scripts=count_scripts(html, converted))
 
     async def _render(self, url: str) -> tuple[bytes, str, int, str]:
         from playwright.async_api import Error as PlaywrightError
