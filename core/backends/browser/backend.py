@@ -9,7 +9,8 @@ included, passes the address policy; the bytes it lets through are capped at ``w
 serialised DOM goes through the same HTML→Markdown path as the local backend
 (core/convert/by_type.py), so cleaning, truncate-and-store and the outline are identical.
 
-A route handler in the context is the second layer: a request whose URL the DNS-free policy
+Images, media and fonts are not fetched (the text never depends on them). A route handler in the
+context is the second layer: a request whose URL the DNS-free policy
 refuses (``file://``, ``chrome://``, a loopback literal, a reserved name) is aborted before it
 reaches the proxy. At most ``web.browser.max_pages`` pages render at once in one shared browser
 (lifecycle.py); one deadline, ``web.timeout_s``, covers a page from its context to its DOM.
@@ -35,6 +36,10 @@ from webshelf.core.fetch.netpolicy import check_url, redact
 from webshelf.core.models import Page
 from webshelf.errors import (BackendError, BlockedURLError, FetchTimeoutError, HTTPStatusError,
                              UnsupportedContentError)
+
+
+# Sub-resources a page's text never depends on: not fetched at all (scripts, styles, XHR are).
+SKIPPED_TYPES = {"image", "media", "font"}
 
 
 class BrowserBackend(Backend):
@@ -157,6 +162,8 @@ class BrowserBackend(Backend):
     async def _second_layer(self, route: Any) -> None:
         """Abort what the DNS-free policy refuses before it reaches the proxy (defence in depth)."""
         request_url = route.request.url
+        if route.request.resource_type in SKIPPED_TYPES:  # the text needs none of them: less time, memory, bytes
+            return await route.abort("blockedbyclient")
         if request_url.startswith(("data:", "blob:", "about:")):
             return await route.continue_()
         try:
