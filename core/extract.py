@@ -3,7 +3,9 @@
 1. ``check_urls``       the call: a list of 1..``web.max_urls`` strings (an ``InputError`` fails the call)
 2. ``_validate``        each unique URL once → a ``CheckedURL`` (core/fetch/checked.py) or its error
 3. ``_serve_hits``      a young stored copy (cache/shelf.py ``reuse``) → its result, no network
-4. ``_fetch_misses``    route (core/backends/routing.py), ``fetch_many(checked, fresh=…)``, then per
+4. ``_fetch_misses``    route (core/backends/routing.py), ``fetch_many(checked, fresh=…)``, the next
+                        backend of ``web.fallback`` for a near-empty page, a 403/429 or a timeout
+                        (core/backends/fallback.py), then per
                         URL ``_finish``: clean (core/clean.py), store (cache/shelf.py ``put``), truncate
                         (core/truncate.py) — each page as soon as it arrives
 5. ``_publish``         every handed-out path to every attached runtime (mounts/publish.py)
