@@ -63,7 +63,7 @@ def test_a_crashed_browser_fails_only_its_url_and_is_restarted(server, config):
     async def go():
         async with BrowserBackend(config) as backend:
             await backend._browser()
-            [main, *_] = chromium_pids()
+            [main] = (await backend._shared.pids())["browser"]
             rendering = asyncio.ensure_future(backend.fetch(slow))
             await asyncio.sleep(0.5)
             os.kill(main, signal.SIGKILL)  # the browser process this test's backend started
@@ -167,7 +167,10 @@ def test_the_browser_processes_are_ours_and_measurable(config):
     async def go():
         async with BrowserBackend(config) as backend:
             await backend._browser()
-            return chromium_pids(), rss_bytes(chromium_pids())
-    pids, rss = run(go())
-    assert pids and rss > 0
+            kinds = await backend._shared.pids()
+            pids = [p for group in kinds.values() for p in group]
+            return kinds, pids, rss_bytes(pids), set(chromium_pids())
+    kinds, pids, rss, descendants = run(go())
+    assert len(kinds["browser"]) == 1 and rss > 0
+    assert set(pids) <= descendants  # every one of them was started by this process
     assert not [p for p in pids if os.path.exists(f"/proc/{p}") and open(f"/proc/{p}/stat").read().split()[2] != "Z"]

@@ -80,7 +80,7 @@ class BrowserBackend(Backend):
         async with self.pages:  # web.browser.max_pages pages at once
             try:
                 async with asyncio.timeout(timeout_s):
-                    html, final_url, status, ctype = await self._render(checked.url)
+                    html, final_url, status, ctype = await self._render_unless_crash(checked.url)
             except TimeoutError:
                 raise FetchTimeoutError(f"{redact(checked.url)}: the browser did not finish the page within "
                                         f"{timeout_s:g} s (web.timeout_s)", url=checked.url) from None
@@ -88,6 +88,32 @@ class BrowserBackend(Backend):
                                             max_pdf_pages=self.config.web.max_pdf_pages)
         return Page(url=checked.url, final_url=final_url, markdown=converted.markdown, title=converted.title,
                     content_type=converted.content_type, status=status, scripts=count_scripts(html, converted))
+
+    async def _render_unless_crash(self, url: str) -> tuple[bytes, str, int, str]:
+        """``_render``, but a browser that dies meanwhile fails this URL at once: a pending
+        Playwright call is not always woken by the crash, so the disconnect is watched too."""
+        browser = await self._browser()
+        gone = asyncio.get_running_loop().create_future()
+
+        def on_disconnect(*_: object) -> None:
+            if not gone.done():
+                gone.set_result(None)
+        browser.on("disconnected", on_disconnect)
+        render = asyncio.ensure_future(self._render(url))
+        try:
+            await asyncio.wait({render, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if render.done():
+                return render.result()
+            render.cancel()
+            with contextlib.suppress(BaseException):
+                await render
+            raise BackendError(f"{redact(url)}: the browser crashed while rendering (only this URL failed; the "
+                               "browser is restarted for the next one)", url=url, backend="browser")
+        finally:
+            if not render.done():
+                render.cancel()
+            with contextlib.suppress(Exception):
+                browser.remove_listener("disconnected", on_disconnect)
 
     async def _render(self, url: str) -> tuple[bytes, str, int, str]:
         from playwright.async_api import Error as PlaywrightError

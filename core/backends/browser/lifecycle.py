@@ -105,6 +105,21 @@ class SharedBrowser:
             self.launches += 1
             return self._browser
 
+    async def pids(self) -> dict[str, list[int]]:
+        """This browser's processes by kind (``browser``, ``renderer``, ``GPU``, …), from Chromium
+        itself (CDP SystemInfo.getProcessInfo): exact even when other Chromiums run."""
+        browser = await self.get()
+        session = await browser.new_browser_cdp_session()
+        try:
+            info = await session.send("SystemInfo.getProcessInfo")
+        finally:
+            with contextlib.suppress(Exception):
+                await session.detach()
+        kinds: dict[str, list[int]] = {}
+        for process in info.get("processInfo", []):
+            kinds.setdefault(process["type"], []).append(int(process["id"]))
+        return kinds
+
     def alive(self) -> bool:
         return self._browser is not None and self._browser.is_connected()
 
