@@ -87,8 +87,21 @@ class ParallelConfig(HostedBackendConfig):
 
 
 #: ``web.backend`` and ``web.extract_backend``: core/backends/__init__.py registers one backend per name
-BACKEND_CHOICES = ("auto", "local", "firecrawl", "tavily", "exa", "parallel")
-BackendName = Literal["auto", "local", "firecrawl", "tavily", "exa", "parallel"]
+BACKEND_CHOICES = ("auto", "local", "browser", "firecrawl", "tavily", "exa", "parallel")
+BackendName = Literal["auto", "local", "browser", "firecrawl", "tavily", "exa", "parallel"]
+#: ``web.fallback`` entries: a backend name (``auto`` is not a backend)
+FallbackName = Literal["local", "browser", "firecrawl", "tavily", "exa", "parallel"]
+
+
+class BrowserConfig(Strict):
+    """``web.browser``: headless Chromium from the OS package, driven by Playwright (core/backends/browser/)."""
+
+    executable_path: str | None = Field(None, description="Chromium executable; default: chromium (or chromium-browser, "
+                                        "google-chrome) on PATH.")
+    wait_ms: int = Field(3_000, ge=0, le=60_000, description="After load, wait for network idle at most this long.")
+    max_pages: int = Field(4, ge=1, le=64, description="Pages rendered at once (one fresh context each, one browser).")
+    user_agent: str | None = Field(None, min_length=1, description="User-Agent of the browser; default: Chromium's own "
+                                   "(without 'Headless').")
 
 
 class WebConfig(Strict):
@@ -146,6 +159,13 @@ class WebConfig(Strict):
     private_urls: Literal["local", "refuse"] = Field(
         "local", description="With a hosted backend, URLs never sent to the provider (private, allow-listed, loopback, "
         "file://) are fetched by the local backend (local) or fail with not_sent_to_provider (refuse).")
+    # the browser backend and the fallback chain (core/backends/browser/, core/backends/fallback.py)
+    browser: BrowserConfig = Field(default_factory=BrowserConfig)
+    fallback: list[FallbackName] | None = Field(
+        None, description="Backends tried in turn after the one in force gives a near-empty page, a 403/429 or a "
+        "timeout; default [local, browser] when Chromium and Playwright are installed, else [local].")
+    fallback_min_chars: int = Field(200, ge=0, le=100_000, description="A page with fewer letters and digits than this "
+                                    "and a <script> is an app shell: the next backend of web.fallback renders it.")
     # hosted backends (core/backends/hosted.py): one section per provider
     firecrawl: FirecrawlConfig = Field(default_factory=FirecrawlConfig)
     tavily: TavilyConfig = Field(default_factory=TavilyConfig)
@@ -182,6 +202,13 @@ class WebConfig(Strict):
             if name not in PROXY_BACKENDS:
                 raise ValueError(f"{name!r} is not a backend; choose from: {', '.join(PROXY_BACKENDS)}")
         return {name: SecretStr(check_proxy_url(url.get_secret_value(), direct_ok=True)) for name, url in value.items()}
+
+    @field_validator("fallback")
+    @classmethod
+    def _unique_chain(cls, chain: list[str] | None) -> list[str] | None:
+        if chain is not None and len(set(chain)) != len(chain):
+            raise ValueError(f"{chain} names a backend twice; list each backend once, in the order to try them")
+        return chain
 
     @field_validator("allow_hosts")
     @classmethod

@@ -3,7 +3,9 @@
 1. ``check_urls``       the call: a list of 1..``web.max_urls`` strings (an ``InputError`` fails the call)
 2. ``_validate``        each unique URL once → a ``CheckedURL`` (core/fetch/checked.py) or its error
 3. ``_serve_hits``      a young stored copy (cache/shelf.py ``reuse``) → its result, no network
-4. ``_fetch_misses``    route (core/backends/routing.py), ``fetch_many(checked, fresh=…)``, then per
+4. ``_fetch_misses``    route (core/backends/routing.py), ``fetch_many(checked, fresh=…)``, the next
+                        backend of ``web.fallback`` for a near-empty page, a 403/429 or a timeout
+                        (core/backends/fallback.py), then per
                         URL ``_finish``: clean (core/clean.py), store (cache/shelf.py ``put``), truncate
                         (core/truncate.py) — each page as soon as it arrives
 5. ``_publish``         every handed-out path to every attached runtime (mounts/publish.py)
@@ -40,6 +42,7 @@ from webshelf.cache.shelf import CachedPage, Shelf
 from webshelf.core.bridge import run_sync
 from webshelf.core.backends import HOSTED_KEYS, check_backend, get_backend, require_key, select_backend
 from webshelf.core.backends.routing import keep_local, local_note, not_sent_error
+from webshelf.core.backends.selection import fallback_chain
 from webshelf.core.clean import clean_for_store, clean_markdown, clean_title
 from webshelf.core.config import Config, check_char_limit, load_config
 from webshelf.errors import CacheError, InputError, WebshelfError
@@ -96,13 +99,14 @@ def _error_result(url: str, exc: WebshelfError, started: float, backend: str | N
 
 
 def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: int, config: Config,
-            backend: str, started: float) -> ExtractResult:
-    """Clean, store and window one fetched page (runs in a worker thread: CPU and fsync)."""
+            backend: str, started: float, leading: Sequence[str] = ()) -> ExtractResult:
+    """Clean, store and window one fetched page (runs in a worker thread: CPU and fsync);
+    ``leading`` notes (the fallback chain's) come first and are rendered inside the budget."""
     # Only what can be stored is cleaned (cost bounded by cache.max_file_chars, not the page size).
     text, raw_chars = clean_for_store(page.markdown, config.web.max_line_chars,
                                       config.cache.max_file_chars if shelf is not None else None)
     title = clean_title(page.title) or next((clean_title(h.text) for h in headings(text, last_line=200, limit=1)), None)
-    notes: list[str] = []
+    notes: list[str] = list(leading)
     path: str | None = None
     store_note = shelf_error
     cut_note: str | None = None
@@ -232,14 +236,16 @@ def _evict_after(shelf: Shelf, config: Config, protect: set[str], runtimes: Sequ
 
 async def _fetch_misses(misses: list[CheckedURL], backend_name: str, fresh: bool, shelf: Shelf | None,
                         shelf_error: str | None, budget: int, config: Config,
-                        progress: Progress | None) -> dict[str, ExtractResult]:
+                        progress: Progress | None, override: str | None = None) -> dict[str, ExtractResult]:
     """Stage 4: fetch, clean, store and window every URL without a reusable copy. With a hosted
     backend, URLs only this machine should fetch (core/backends/routing.py) go to the local
     backend with a note saying why — or fail with ``not_sent_to_provider`` (``web.private_urls:
     refuse``). The backends get the checked values and ``fresh``; none checks a URL again."""
     import asyncio  # here, as in the other async stages: a call served from the shelf never loads it (issue 15)
 
-    stay_here = await keep_local(misses, config) if backend_name != "local" else {}
+    from webshelf.core.backends.fallback import Chain  # imports asyncio and the backend base
+
+    stay_here = await keep_local(misses, config) if backend_name in HOSTED_KEYS else {}  # browser: this machine
     refused = stay_here if config.web.private_urls == "refuse" else {}
     local_reasons = {} if refused else stay_here
     groups = {backend_name: [u for u in misses if u.url not in stay_here]}
@@ -247,6 +253,8 @@ async def _fetch_misses(misses: list[CheckedURL], backend_name: str, fresh: bool
         groups["local"] = [u for u in misses if u.url in local_reasons]
 
     async with contextlib.AsyncExitStack() as stack:
+        # the later backends of web.fallback, opened only if a page needs them (core/backends/fallback.py)
+        chain = Chain(fallback_chain(config, backend_name, override)[1:], config, stack, fresh=fresh)
         pending: dict[str, Awaitable[Page]] = {}
         used: dict[str, str] = {}
         for name, group in groups.items():
@@ -262,8 +270,21 @@ async def _fetch_misses(misses: list[CheckedURL], backend_name: str, fresh: bool
             try:
                 if url in refused:
                     raise not_sent_error(url, backend_name, refused[url])
-                page = await pending[url]  # the backend limits requests in flight (web.concurrency)
-                result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config, name, started)
+                if url in local_reasons:
+                    page = await pending[url]  # the backend limits requests in flight (web.concurrency)
+                    fell_back: list[str] = []
+                else:  # on a near-empty page, a 403/429 or a timeout, the next backend of web.fallback
+                    outcome = await chain.run(checked[url], name, pending[url])
+                    name, fell_back = outcome.backend, outcome.notes
+                    if outcome.error is not None:
+                        result = _error_result(url, outcome.error, started, name)
+                        result.notes = fell_back
+                        if progress:
+                            progress(result)
+                        return result
+                    page = outcome.page
+                result = await asyncio.to_thread(_finish, page, shelf, shelf_error, budget, config, name, started,
+                                                 fell_back)
                 if url in local_reasons:
                     result.notes.insert(0, local_note(backend_name, local_reasons[url]))
             except WebshelfError as exc:
@@ -277,7 +298,8 @@ async def _fetch_misses(misses: list[CheckedURL], backend_name: str, fresh: bool
                 progress(result)
             return result
 
-        keys = [u.url for u in misses]
+        checked = {u.url: u for u in misses}
+        keys = list(checked)
         return dict(zip(keys, await asyncio.gather(*(one(u) for u in keys))))
 
 
@@ -319,6 +341,7 @@ class _Call:
     progress: Progress | None
     by_url: dict[str, ExtractResult]
     misses: list[CheckedURL]
+    override: str | None = None  # a per-call backend= means exactly that backend: no fallback chain
 
 
 def _start(urls: Sequence[str] | str, char_limit: int | None, fresh: bool, config: Config | None,
@@ -335,7 +358,7 @@ def _start(urls: Sequence[str] | str, char_limit: int | None, fresh: bool, confi
     by_url: dict[str, ExtractResult] = {}
     checked = _validate(unique, config, backend_name, by_url, progress)
     misses = _serve_hits(checked, shelf, fresh, budget, config, by_url, progress)
-    return _Call(urls, budget, fresh, config, backend_name, shelf, shelf_error, progress, by_url, misses)
+    return _Call(urls, budget, fresh, config, backend_name, shelf, shelf_error, progress, by_url, misses, backend)
 
 
 async def _complete(call: _Call, runtimes: Sequence[PublishTarget]) -> list[ExtractResult]:
@@ -345,7 +368,7 @@ async def _complete(call: _Call, runtimes: Sequence[PublishTarget]) -> list[Extr
     by_url, config, shelf = call.by_url, call.config, call.shelf
     if call.misses:  # a backend (and its HTTP client) is opened only when something must be fetched
         by_url.update(await _fetch_misses(call.misses, call.backend_name, call.fresh, shelf, call.shelf_error,
-                                          call.budget, config, call.progress))
+                                          call.budget, config, call.progress, call.override))
     await _publish(runtimes, by_url, config)
     if call.misses and shelf is not None:
         handed_out = {Path(r.path).name for r in by_url.values() if r.path}

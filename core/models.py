@@ -19,6 +19,7 @@ class Page:
     title: str | None = None
     content_type: str | None = None
     status: int | None = None
+    scripts: int = 0  # <script> elements in a short HTML page: the fallback chain's app-shell test (core/backends/fallback.py)
 
 
 class ErrorInfo(BaseModel):

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the seam (asyncio, the fetch rules) loads with a backend, n
 
 BACKENDS: dict[str, str] = {
     "local": "webshelf.core.backends.local:LocalBackend",
+    "browser": "webshelf.core.backends.browser.backend:BrowserBackend",
     "firecrawl": "webshelf.core.backends.firecrawl:FirecrawlBackend",
     "tavily": "webshelf.core.backends.tavily:TavilyBackend",
     "exa": "webshelf.core.backends.exa:ExaBackend",
@@ -40,6 +41,13 @@ class BackendStatus:
 def backend_status(config: Config) -> list[BackendStatus]:
     """Every backend, whether it can be used now and why (not)."""
     rows = [BackendStatus("local", True, "fetches and converts on this machine; no key needed")]
+    from webshelf.core.backends.browser.lifecycle import require_browser
+
+    try:
+        chromium = require_browser(config.web.browser.executable_path)
+        rows.append(BackendStatus("browser", True, f"renders JavaScript in {chromium}; no key needed"))
+    except ConfigError as exc:
+        rows.append(BackendStatus("browser", False, exc.message))
     for name, env_var in HOSTED_KEYS.items():
         try:  # a section or api_key naming an unset ${VAR} raises its deferred error
             settings = getattr(config.web, name)

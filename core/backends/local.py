@@ -32,6 +32,7 @@ from webshelf.core.backends.base import Backend
 from webshelf.core.fetch.checked import CheckedURL
 from webshelf.core.fetch.body import read_capped, too_large
 from webshelf.core.config import Config
+from webshelf.core.backends.fallback import count_scripts
 from webshelf.core.convert.bounds import Bounds
 from webshelf.core.convert.by_type import is_pdf, refuse_binary_type, to_markdown
 from webshelf.core.convert.pool import default_workers, shared_pool, use_pool
@@ -128,7 +129,8 @@ class LocalBackend(Backend):
                     fetched = await self._fetch_within_deadline(url)
         converted = await self._convert(fetched)
         return Page(url=url, final_url=fetched.final_url, markdown=converted.markdown, title=converted.title,
-                    content_type=converted.content_type, status=fetched.status)
+                    content_type=converted.content_type, status=fetched.status,
+                    scripts=count_scripts(fetched.body, converted))
 
     async def _fetch_within_deadline(self, url: str) -> Fetched:
         web = self.config.web

@@ -112,10 +112,27 @@ def selection(config: Config, override: str | None = None) -> Selection:
                      "changes the backend: set web.backend: auto or name a provider to use one")
 
 
+def default_fallback(config: Config) -> list[str]:
+    """``web.fallback`` when unset: ``[local, browser]`` where the browser backend can run, else ``[local]``."""
+    from webshelf.core.backends.browser.lifecycle import browser_available
+
+    return ["local", "browser"] if browser_available(config.web.browser.executable_path) else ["local"]
+
+
+def fallback_chain(config: Config, first: str, override: str | None = None) -> list[str]:
+    """The backends a page is tried with, in order: ``first`` (the backend in force), then the
+    ones after it in ``web.fallback``. A per-call ``backend=`` is exactly that backend, no chain;
+    a backend in force that ``web.fallback`` does not list has none either."""
+    if override:
+        return [first]
+    chain = config.web.fallback if config.web.fallback is not None else default_fallback(config)
+    return [first, *chain[chain.index(first) + 1:]] if first in chain else [first]
+
+
 def select_backend(config: Config, override: str | None = None) -> str:
     """The name of the backend in force (see ``selection``)."""
     return selection(config, override).name
 
 
-__all__ = ["AUTO", "HOSTED_KEYS", "Selection", "auto_pick", "configured_key", "key_problem", "key_source",
+__all__ = ["AUTO", "HOSTED_KEYS", "Selection", "auto_pick", "configured_key", "default_fallback", "fallback_chain", "key_problem", "key_source",
            "missing_key_error", "require_key", "select_backend", "selection"]

@@ -73,11 +73,15 @@ def test_an_empty_key_counts_as_no_key(monkeypatch):
 def test_backends_lists_what_is_usable_and_why(home, monkeypatch):
     monkeypatch.setenv("TAVILY_API_KEY", "secret-in-env")
     home.mkdir(parents=True)
-    (home / "config.yaml").write_text("web:\n  exa:\n    api_key: secret-in-file\n    base_url: http://127.0.0.1:9\n")
+    (home / "config.yaml").write_text("web:\n  exa:\n    api_key: secret-in-file\n    base_url: http://127.0.0.1:9\n"
+                                      "  browser:\n    executable_path: /nonexistent/chromium\n")
     result = CliRunner().invoke(main, ["backend", "list"])
     assert result.exit_code == 0, result.output
     assert result.output == (
         "* local      usable    fetches and converts on this machine; no key needed\n"
+        "  browser    unusable  the browser backend needs Chromium: web.browser.executable_path '/nonexistent/chromium' "
+        "is not an executable; install Chromium from the OS packages (Debian/Ubuntu: apt-get install chromium) or set "
+        "web.browser.executable_path\n"
         "  firecrawl  unusable  no API key: set web.firecrawl.api_key or FIRECRAWL_API_KEY\n"
         "  tavily     usable    key from TAVILY_API_KEY; API https://api.tavily.com\n"
         "  exa        usable    key from web.exa.api_key; API http://127.0.0.1:9\n"
@@ -95,7 +99,7 @@ def test_backends_explains_auto_and_the_never_sent_rule(home, monkeypatch):
     (home / "config.yaml").write_text("web:\n  backend: auto\n")
     result = CliRunner().invoke(main, ["backend", "list"])
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[3] == "* exa        usable    key from EXA_API_KEY; API https://api.exa.ai"
+    assert result.output.splitlines()[4] == "* exa        usable    key from EXA_API_KEY; API https://api.exa.ai"
     assert result.output.splitlines()[-3:] == [
         "extract uses: exa — web.backend is auto: the first of firecrawl, tavily, exa, parallel with a key "
         "(from EXA_API_KEY)",
@@ -122,7 +126,7 @@ def test_backends_says_when_the_configured_backend_cannot_be_used(home):
     result = CliRunner().invoke(main, ["backend", "list"])
     assert result.exit_code == 2
     assert result.stderr == (f"error[config_invalid]: {home / 'config.yaml'}: web.backend: 'scrapy' is not one of the "
-                             "choices; choose one of: auto, local, firecrawl, tavily, exa, parallel\n")
+                             "choices; choose one of: auto, local, browser, firecrawl, tavily, exa, parallel\n")
 
 
 def test_a_backend_without_its_key_fails_the_same_way_cached_or_not(home_config_allows_loopback, server):

@@ -105,9 +105,9 @@ def test_the_home_is_normalised_so_footer_paths_match_the_sandbox_mount(tmp_path
     ({"web": 5}, "web: must be a mapping of settings (got 5)"),
     ({"web": {"firecrawl": "key"}}, "web.firecrawl: must be a mapping of settings (got 'key')"),
     ({"web": {"backend": "firecrawll"}},
-     "web.backend: 'firecrawll' is not one of the choices; choose one of: auto, local, firecrawl, tavily, exa, parallel"),
-    ({"web": {"extract_backend": "browser"}},
-     "web.extract_backend: 'browser' is not one of the choices; choose one of: auto, local, firecrawl, tavily, exa, parallel"),
+     "web.backend: 'firecrawll' is not one of the choices; choose one of: auto, local, browser, firecrawl, tavily, exa, parallel"),
+    ({"web": {"extract_backend": "chrome"}},
+     "web.extract_backend: 'chrome' is not one of the choices; choose one of: auto, local, browser, firecrawl, tavily, exa, parallel"),
     ({"web": {"tavily": {"base_url": "api.tavily.com"}}},
      "web.tavily.base_url: base_url 'api.tavily.com' must be an absolute http(s) URL like https://api.example.com"),
     ({"web": {"user_agent": ""}}, "web.user_agent: must not be empty"),
@@ -158,4 +158,4 @@ def test_config_check_fails_on_a_misspelt_backend_and_names_the_choices(tmp_path
     result = CliRunner().invoke(main, ["--config", str(file), "config", "check"])
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == (f"error[config_invalid]: {file}: web.backend: 'firecrawll' is not one of the choices; "
-                             "choose one of: auto, local, firecrawl, tavily, exa, parallel\n")
+                             "choose one of: auto, local, browser, firecrawl, tavily, exa, parallel\n")

@@ -7,6 +7,8 @@ Now an empty copy is never reused: every call fetches again and carries the same
 
 from __future__ import annotations
 
+import pytest
+
 import uuid
 
 from click.testing import CliRunner
@@ -18,6 +20,15 @@ from tests.loopback import Response
 SPA_SHELL = (b"<!doctype html><html><head><title>App</title><script src=\"/static/app.js\"></script></head>"
              b"<body><div id=\"root\"></div><noscript>You need to enable JavaScript to run this app.</noscript>"
              b"</body></html>")
+
+
+
+@pytest.fixture
+def config(config):
+    """These tests are about the local backend alone: no fallback chain (that is
+    tests/core/test_browser_fallback.py), so a timeout, a 403 or a shell stays local."""
+    config.web.fallback = ["local"]
+    return config
 
 
 def test_an_spa_shell_gets_its_note_on_every_call_and_is_fetched_again(server, config):

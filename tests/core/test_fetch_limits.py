@@ -29,6 +29,15 @@ def bombs() -> dict[str, bytes]:
     return {"br": br, "gzip": gz}
 
 
+
+@pytest.fixture
+def config(config):
+    """These tests are about the local backend alone: no fallback chain (that is
+    tests/core/test_browser_fallback.py), so a timeout, a 403 or a shell stays local."""
+    config.web.fallback = ["local"]
+    return config
+
+
 def test_body_over_max_bytes_is_refused_with_the_cap_and_how_to_raise_it(server, config):
     config.web.max_bytes = 100_000
     declared = server.route("/limits/big", Response(b"a" * 200_000, headers=TEXT))

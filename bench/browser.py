@@ -1,0 +1,176 @@
+"""Browser backend benchmark: what rendering costs next to the local backend, in the same run.
+
+1. The loopback SPA (text only after JavaScript) and 20 real dev-corpus pages (WCXB): render +
+   extract per page through the browser backend vs the local backend, median ms, one backend
+   instance each (the browser's launch is measured on its own row).
+2. Memory of the Chromium processes (RSS of the browser and its children, from /proc): idle
+   after launch, and the peak while rendering at each max_pages.
+3. Pages/s through web_extract(backend="browser") for the 20 pages at web.browser.max_pages
+   1, 4 and 8, next to the local backend's pages/s for the same URLs.
+
+Nothing may leave loopback: corpus pages name external images, fonts and scripts, so the policy
+proxy here is given a resolver that knows no names and an address check that refuses every
+non-loopback address (bench-only; the product's policy allows public hosts).
+
+Run: .venv/bin/python bench/browser.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from tests.loopback import WCXB, LoopbackServer, Response  # noqa: E402
+from tests.core.test_browser_fallback import BUNDLE, JS, SPA  # noqa: E402
+from webshelf.core.backends.browser import backend as browser_backend, proxy as proxy_module  # noqa: E402
+from webshelf.core.backends.browser.backend import BrowserBackend  # noqa: E402
+from webshelf.core.backends.browser.lifecycle import chromium_pids, rss_bytes  # noqa: E402
+from webshelf.core.backends.local import LocalBackend  # noqa: E402
+from webshelf.core.config import Config  # noqa: E402
+from webshelf.core.extract import web_extract_sync  # noqa: E402
+from webshelf.errors import BlockedURLError  # noqa: E402
+
+N_PAGES = 20
+refused_outside: list[str] = []
+_check = proxy_module.check_addresses
+
+
+def loopback_only(host: str, addresses: list[str], policy: object) -> list[str]:
+    """The product's check, then: nothing but 127.0.0.0/8 (this machine has no network)."""
+    checked = _check(host, addresses, policy)
+    if not all(ipaddress.ip_address(a).is_loopback for a in checked):
+        refused_outside.append(host)
+        raise BlockedURLError(f"refused: {host} is outside loopback (bench)")
+    return checked
+
+
+async def no_names(host: str, port: int) -> list[str]:
+    refused_outside.append(host)
+    raise OSError(f"bench: no DNS for {host}")
+
+
+proxy_module.check_addresses = loopback_only
+_original_init = BrowserBackend.__init__
+
+
+def _init(self, config, *, resolver=None):  # every browser backend of this run, web_extract's too
+    _original_init(self, config, resolver=resolver or no_names)
+
+
+BrowserBackend.__init__ = _init
+
+
+class PeakRSS:
+    """Samples the Chromium processes' RSS every 100 ms while a block runs."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = False
+
+    def _run(self) -> None:
+        while not self._stop:
+            self.peak = max(self.peak, rss_bytes(chromium_pids()))
+            time.sleep(0.1)
+
+    def __enter__(self) -> "PeakRSS":
+        import threading
+
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop = True
+        self._thread.join()
+
+
+def per_page(config: Config, urls: list[str], rounds: int) -> dict:
+    async def go():
+        out = {}
+        async with LocalBackend(config) as local:
+            for url in urls:
+                times = []
+                for _ in range(rounds):
+                    t = time.perf_counter()
+                    page = await local.fetch(url)
+                    times.append(time.perf_counter() - t)
+                out.setdefault("local", []).append((statistics.median(times), len(page.markdown)))
+        async with BrowserBackend(config) as browser:
+            t = time.perf_counter()
+            await browser._browser()
+            out["launch"] = time.perf_counter() - t
+            out["idle_rss"] = rss_bytes(chromium_pids())
+            for url in urls:
+                times = []
+                for _ in range(rounds):
+                    t = time.perf_counter()
+                    page = await browser.fetch(url)
+                    times.append(time.perf_counter() - t)
+                out.setdefault("browser", []).append((statistics.median(times), len(page.markdown)))
+        return out
+    return asyncio.run(go())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    console = Console()
+    ids = sorted(p.name.split(".")[0] for p in (WCXB / "html").glob("*.html.gz"))[:N_PAGES]
+    with LoopbackServer() as server, tempfile.TemporaryDirectory() as home:
+        server.route("/fallback/bundle.js", Response(BUNDLE, headers=JS))
+        spa = server.route("/fallback/spa", Response(SPA))
+        urls = [server.url(f"/wcxb/{i}") for i in ids]
+        config = Config.model_validate({"web": {"allow_hosts": ["127.0.0.1/32"], "max_urls": 50,
+                                                "fallback": ["local"]}}).with_home(Path(home))
+
+        spa_times = per_page(config, [spa], args.rounds)
+        corpus = per_page(config, urls, args.rounds)
+        t1 = Table(title=f"Render + extract per page, median of {args.rounds} (same run; the browser launch once)")
+        for col in ("pages", "local ms", "browser ms", "browser / local", "local chars", "browser chars"):
+            t1.add_column(col, justify="right")
+        for label, data in (("loopback SPA", spa_times), (f"{len(urls)} WCXB dev pages (median)", corpus)):
+            lt = statistics.median(t for t, _ in data["local"]) * 1000
+            bt = statistics.median(t for t, _ in data["browser"]) * 1000
+            lc = sum(c for _, c in data["local"]) // len(data["local"])
+            bc = sum(c for _, c in data["browser"]) // len(data["browser"])
+            t1.add_row(label, f"{lt:.1f}", f"{bt:.1f}", f"{bt / lt:.1f}×", f"{lc:,}", f"{bc:,}")
+        t1.add_row("browser launch", "", f"{corpus['launch'] * 1000:.0f}", "", "", "")
+        console.print(t1)
+
+        t2 = Table(title=f"{len(urls)} WCXB pages through web_extract (fresh), pages/s and Chromium memory")
+        for col in ("backend", "max_pages", "wall s", "pages/s", "failed", "peak RSS MiB"):
+            t2.add_column(col, justify="right")
+        start = time.perf_counter()
+        results = web_extract_sync(urls, config=config, backend="local", fresh=True)
+        wall = time.perf_counter() - start
+        t2.add_row("local", "(concurrency 8)", f"{wall:.2f}", f"{len(urls) / wall:.1f}",
+                   str(sum(not r.ok for r in results)), "")
+        for max_pages in (1, 4, 8):
+            config.web.browser.max_pages = max_pages
+            with PeakRSS() as rss:
+                start = time.perf_counter()
+                results = web_extract_sync(urls, config=config, backend="browser", fresh=True)
+                wall = time.perf_counter() - start
+            failed = [r.error.code for r in results if not r.ok]
+            t2.add_row("browser", str(max_pages), f"{wall:.2f}", f"{len(urls) / wall:.1f}",
+                       f"{len(failed)} {' '.join(sorted(set(failed)))}", f"{rss.peak / 2**20:.0f}")
+        console.print(t2)
+        console.print(f"Chromium idle after launch: {corpus['idle_rss'] / 2**20:.0f} MiB RSS (browser + children, "
+                      f"shared pages counted per process); requests refused for leaving loopback: "
+                      f"{len(refused_outside)} ({len(set(refused_outside))} hosts)")
+
+
+if __name__ == "__main__":
+    main()

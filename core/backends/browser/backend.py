@@ -1,0 +1,213 @@
+"""The browser backend: render a page in headless Chromium, then convert its DOM like any HTML.
+
+For pages whose text exists only after JavaScript runs (an SPA shell is ``<div id=root>`` and a
+script). Per URL: a fresh browser context (no cookies, storage or cache shared between URLs;
+service workers blocked, downloads refused, dialogs dismissed, permissions denied), its own
+policy proxy (proxy.py: every request, sub-resources, redirects, fetch/XHR and WebSockets
+included, passes the address policy; the bytes it lets through are capped at ``web.max_bytes``),
+``goto`` until ``load``, then network idle or ``web.browser.wait_ms``, whichever comes first. The
+serialised DOM goes through the same HTML→Markdown path as the local backend
+(core/convert/by_type.py), so cleaning, truncate-and-store and the outline are identical.
+
+Images, media and fonts are not fetched (the text never depends on them). A route handler in the
+context is the second layer: a request whose URL the DNS-free policy
+refuses (``file://``, ``chrome://``, a loopback literal, a reserved name) is aborted before it
+reaches the proxy. At most ``web.browser.max_pages`` pages render at once in one shared browser
+(lifecycle.py); one deadline, ``web.timeout_s``, covers a page from its context to its DOM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+from webshelf.core.backends.base import Backend
+from webshelf.core.backends.fallback import count_scripts
+from webshelf.core.backends.browser.lifecycle import SharedBrowser, require_browser
+from webshelf.core.backends.browser.proxy import BLOCKED_HEADER, PolicyProxy
+from webshelf.core.config import Config
+from webshelf.core.convert.by_type import HTML_TYPES, media_type, to_markdown
+from webshelf.core.fetch.body import too_large
+from webshelf.core.fetch.checked import CheckedURL
+from webshelf.core.fetch.guarded_connect import Resolver
+from webshelf.core.fetch.netpolicy import check_url, redact
+from webshelf.core.models import Page
+from webshelf.errors import (BackendError, BlockedURLError, FetchTimeoutError, HTTPStatusError,
+                             UnsupportedContentError)
+
+
+# Sub-resources a page's text never depends on: not fetched at all (scripts, styles, XHR are).
+SKIPPED_TYPES = {"image", "media", "font"}
+
+
+class BrowserBackend(Backend):
+    name = "browser"
+
+    def __init__(self, config: Config, *, resolver: Resolver | None = None) -> None:
+        super().__init__(config)
+        self.settings = config.web.browser
+        self.executable = require_browser(self.settings.executable_path)
+        self.resolver = resolver
+        self.pages = asyncio.Semaphore(self.settings.max_pages)
+        self._guard: PolicyProxy | None = None  # browser-wide: anything outside a page's context
+        self._shared: SharedBrowser | None = None
+        self._start_lock = asyncio.Lock()
+        self.blocked: dict[str, list[str]] = {}  # url → requests the proxy refused (tests, notes)
+
+    async def _browser(self) -> Any:
+        async with self._start_lock:
+            if self._shared is None:
+                self._guard = await PolicyProxy(self.policy, resolver=self.resolver,
+                                                max_bytes=self.config.web.max_bytes).start()
+                self._shared = SharedBrowser(self.executable, self._guard.url)
+        return await self._shared.get()
+
+    async def aclose(self) -> None:
+        if self._shared is not None:
+            await self._shared.close()
+        if self._guard is not None:
+            await self._guard.close()
+
+    async def fetch(self, url: CheckedURL | str, *, fresh: bool = False) -> Page:
+        """Render one URL in a fresh context; ``fresh`` changes nothing (no copies are kept)."""
+        checked = self.check(url)
+        if checked.is_file:
+            raise BlockedURLError(f"{redact(checked.url)}: the browser backend never opens file:// URLs; "
+                                  "the local backend reads them (web.allow_file_urls, web.file_dirs)", url=checked.url)
+        timeout_s = self.config.web.timeout_s
+        async with self.pages:  # web.browser.max_pages pages at once
+            try:
+                async with asyncio.timeout(timeout_s):
+                    html, final_url, status, ctype = await self._render_unless_crash(checked.url)
+            except TimeoutError:
+                raise FetchTimeoutError(f"{redact(checked.url)}: the browser did not finish the page within "
+                                        f"{timeout_s:g} s (web.timeout_s)", url=checked.url) from None
+        converted = await asyncio.to_thread(to_markdown, html, ctype, final_url,
+                                            max_pdf_pages=self.config.web.max_pdf_pages)
+        return Page(url=checked.url, final_url=final_url, markdown=converted.markdown, title=converted.title,
+                    content_type=converted.content_type, status=status, scripts=count_scripts(html, converted))
+
+    async def _render_unless_crash(self, url: str) -> tuple[bytes, str, int, str]:
+        """``_render``, but a browser that dies meanwhile fails this URL at once: a pending
+        Playwright call is not always woken by the crash, so the disconnect is watched too."""
+        browser = await self._browser()
+        gone = asyncio.get_running_loop().create_future()
+
+        def on_disconnect(*_: object) -> None:
+            if not gone.done():
+                gone.set_result(None)
+        browser.on("disconnected", on_disconnect)
+        render = asyncio.ensure_future(self._render(url))
+        try:
+            await asyncio.wait({render, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if render.done():
+                return render.result()
+            render.cancel()
+            with contextlib.suppress(BaseException):
+                await render
+            raise BackendError(f"{redact(url)}: the browser crashed while rendering (only this URL failed; the "
+                               "browser is restarted for the next one)", url=url, backend="browser")
+        finally:
+            if not render.done():
+                render.cancel()
+            with contextlib.suppress(Exception):
+                browser.remove_listener("disconnected", on_disconnect)
+
+    async def _render(self, url: str) -> tuple[bytes, str, int, str]:
+        from playwright.async_api import Error as PlaywrightError
+
+        web = self.config.web
+        shown = redact(url)
+        browser = await self._browser()
+        proxy = await PolicyProxy(self.policy, resolver=self.resolver, max_bytes=web.max_bytes).start()
+        context = None
+        try:
+            context = await browser.new_context(
+                proxy={"server": proxy.url, "bypass": "<-loopback>"}, service_workers="block",
+                accept_downloads=False, permissions=[], java_script_enabled=True, ignore_https_errors=False,
+                user_agent=self.settings.user_agent or _chrome_user_agent(browser.version))
+            await context.route("**/*", self._second_layer)
+            page = await context.new_page()
+            page.on("dialog", lambda dialog: asyncio.ensure_future(_quietly(dialog.dismiss())))
+            try:
+                response = await page.goto(url, wait_until="load")
+            except PlaywrightError as exc:
+                raise self._goto_error(url, exc, proxy) from None
+            if response is None:
+                raise BackendError(f"{shown}: the browser got no response for the page", url=url)
+            if self.settings.wait_ms:
+                with contextlib.suppress(PlaywrightError):  # bounded: a page that keeps polling is taken as it is
+                    await page.wait_for_load_state("networkidle", timeout=self.settings.wait_ms)
+            final_url = page.url
+            status = response.status
+            headers = await response.all_headers()
+            ctype = headers.get("content-type", "text/html")
+            if BLOCKED_HEADER.lower() in headers and proxy.blocked:  # the proxy refused the page (a redirect hop, DNS)
+                raise BlockedURLError(f"{shown}: refused: {proxy.blocked[0]}", url=url)
+            if status >= 400:
+                raise HTTPStatusError(f"{shown}: HTTP {status} {response.status_text} (in the browser)"
+                                      + (f" (at {redact(final_url)})" if final_url != url else ""), url=url, status=status)
+            if media_type(ctype)[0] in HTML_TYPES or not ctype:
+                html = (await page.content()).encode("utf-8")
+                ctype = "text/html; charset=utf-8"
+            else:  # JSON, text, … shown by the browser as it came: convert the body itself
+                html = await response.body()
+            if proxy.over_cap or len(html) > web.max_bytes:
+                raise too_large(shown, web.max_bytes)
+            return html, final_url, status, ctype
+        except PlaywrightError as exc:
+            crashed = self._shared is not None and not self._shared.alive()
+            what = "the browser crashed while rendering" if crashed else "the browser failed"
+            raise BackendError(f"{shown}: {what}: {str(exc).splitlines()[0]} (only this URL failed; the browser "
+                               "is restarted for the next one)", url=url, backend="browser") from None
+        finally:
+            self.blocked[url] = list(proxy.blocked)
+            if context is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(context.close(), 10)
+            await proxy.close()
+
+    def _goto_error(self, url: str, exc: Exception, proxy: PolicyProxy) -> Exception:
+        shown = redact(url)
+        text = str(exc).splitlines()[0]
+        if "Download is starting" in text or "ERR_ABORTED" in text and not proxy.blocked:
+            return UnsupportedContentError(f"{shown}: the browser was offered a download, and downloads are refused; "
+                                           "the local backend reads PDFs and text (backend='local')", url=url)
+        if proxy.blocked and ("ERR_TUNNEL_CONNECTION_FAILED" in text or "ERR_BLOCKED" in text
+                              or "ERR_FAILED" in text or "ERR_PROXY" in text or "403" in text):
+            return BlockedURLError(f"{shown}: refused: {proxy.blocked[0]}", url=url)
+        if proxy.over_cap:
+            return too_large(shown, self.config.web.max_bytes)
+        if self._shared is not None and not self._shared.alive():
+            return BackendError(f"{shown}: the browser crashed while rendering: {text} (only this URL failed; the "
+                                "browser is restarted for the next one)", url=url, backend="browser")
+        return BackendError(f"{shown}: the browser could not load the page: {text}", url=url, backend="browser")
+
+    async def _second_layer(self, route: Any) -> None:
+        """Abort what the DNS-free policy refuses before it reaches the proxy (defence in depth)."""
+        request_url = route.request.url
+        if route.request.resource_type in SKIPPED_TYPES:  # the text needs none of them: less time, memory, bytes
+            return await route.abort("blockedbyclient")
+        if request_url.startswith(("data:", "blob:", "about:")):
+            return await route.continue_()
+        try:
+            check_url(request_url, self.policy, first_hop=False)
+        except BlockedURLError:
+            return await route.abort("blockedbyclient")
+        await route.continue_()
+
+
+def _chrome_user_agent(version: str) -> str:
+    """Chromium's own User-Agent without "Headless" (pages that block headless browsers by name)."""
+    major = version.split(".", 1)[0]
+    return f"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 Safari/537.36"
+
+
+async def _quietly(awaitable: Any) -> None:
+    with contextlib.suppress(Exception):
+        await awaitable
+
+
+__all__ = ["BrowserBackend"]

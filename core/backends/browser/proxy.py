@@ -1,0 +1,168 @@
+"""The policy proxy: every byte Chromium sends leaves through here, or not at all.
+
+Chromium resolves names and opens sockets itself, so checking the page URL before ``goto`` is
+not enough: a script can ``fetch()`` a loopback service, an ``<img>`` can point at the cloud
+metadata address, a redirect can hop to an intranet host, a WebSocket can dial anywhere. The
+browser is therefore started with this proxy as its only way out (``--proxy-server``, with
+``<-loopback>`` so that even loopback goes through it), and the proxy applies the local
+backend's address policy to every request:
+
+- the DNS-free rules first (core/fetch/netpolicy.py ``check_host``: reserved names, IP literals
+  in any spelling), then one lookup whose every answer is checked (``check_addresses``), then a
+  connection to a checked IP — never to the name — so a rebinding DNS server gets no second
+  chance (the same resolve-once rule as core/fetch/guarded_connect.py, and its resolver seam);
+- ``CONNECT host:port`` (https, wss) is a byte tunnel after the check (TLS stays end to end,
+  Chromium verifies the certificate); a plain ``GET http://…`` is forwarded as one request with
+  ``Connection: close``, so every request on a new connection is checked on its own;
+- a refused request gets ``403`` and is recorded in ``blocked`` (the backend reports it);
+- the bytes sent back to the browser are counted per proxy (one proxy per page) and the
+  connections are cut at ``max_bytes``, so a page cannot pull more than the byte cap.
+
+It listens on 127.0.0.1 on a random port and only the browser webshelf started is told the port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from urllib.parse import urlsplit
+
+from webshelf.core.fetch.guarded_connect import Resolver, system_resolver
+from webshelf.core.fetch.netpolicy import Policy, check_addresses, check_host
+from webshelf.errors import BlockedURLError
+
+MAX_HEAD = 64 * 1024  # request line + headers
+BLOCKED_HEADER = "X-Webshelf-Blocked"  # on the proxy's own refusals, so the backend can tell them from the site's
+HOP_HEADERS = {"proxy-connection", "proxy-authorization", "connection", "keep-alive"}
+
+
+class PolicyProxy:
+    """An HTTP/CONNECT proxy on loopback that connects only to addresses ``policy`` allows."""
+
+    def __init__(self, policy: Policy, *, resolver: Resolver | None = None, max_bytes: int | None = None,
+                 connect_timeout_s: float = 10.0) -> None:
+        self.policy = policy
+        self.resolver = resolver or system_resolver
+        self.max_bytes = max_bytes
+        self.connect_timeout_s = connect_timeout_s
+        self.blocked: list[str] = []  # "host:port: why", in order
+        self.received = 0  # bytes sent back to the browser
+        self.over_cap = False
+        self._server: asyncio.AbstractServer | None = None
+        self._tasks: set[asyncio.Task] = set()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start() first"
+        host, port = self._server.sockets[0].getsockname()[:2]
+        return f"http://{host}:{port}"
+
+    async def start(self) -> "PolicyProxy":
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2)
+            self._server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            await self._one(reader, writer)
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, ValueError):
+            pass
+        except asyncio.CancelledError:  # close(): end quietly (asyncio's stream callback logs a cancelled task)
+            pass
+        finally:
+            self._tasks.discard(task)
+            writer.close()
+
+    async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+        if len(head) > MAX_HEAD:
+            return await _refuse(writer, 431, "request head too large")
+        request_line, *header_lines = head.decode("latin-1").split("\r\n")
+        method, target, _version = request_line.split(" ", 2)
+        if method.upper() == "CONNECT":
+            host, _, port_text = target.rpartition(":")
+            host, port = host.strip("[]"), int(port_text)
+            upstream = await self._open(host, port, f"https://{target}/")
+            if upstream is None:
+                return await _refuse(writer, 403, "blocked by webshelf's address policy")
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            await writer.drain()
+            return await self._pipe(reader, writer, *upstream)
+        parts = urlsplit(target)
+        if parts.scheme.lower() not in ("http", "ws") or not parts.hostname:
+            return await _refuse(writer, 400, "only absolute http:// requests and CONNECT are proxied")
+        port = parts.port or 80
+        upstream = await self._open(parts.hostname, port, target)
+        if upstream is None:
+            return await _refuse(writer, 403, "blocked by webshelf's address policy")
+        upgrade = any(line.lower().startswith("upgrade:") for line in header_lines)
+        kept = [line for line in header_lines if line and line.split(":", 1)[0].strip().lower() not in HOP_HEADERS]
+        kept.append("Connection: Upgrade" if upgrade else "Connection: close")
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        upstream[1].write("\r\n".join([f"{method} {path} HTTP/1.1", *kept, "", ""]).encode("latin-1"))
+        await self._pipe(reader, writer, *upstream)
+
+    async def _open(self, host: str, port: int, url: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+        """Resolve once, check every answer, connect to a checked IP; None (recorded) when refused."""
+        try:
+            literal = check_host(host, url, self.policy)
+            if literal is not None:
+                addresses = check_addresses(host, [str(literal)], self.policy)
+            else:
+                try:
+                    answers = await asyncio.wait_for(self.resolver(host, port), self.connect_timeout_s)
+                except (OSError, asyncio.TimeoutError, UnicodeError) as exc:
+                    self.blocked.append(f"{host}:{port}: cannot resolve ({exc or type(exc).__name__})")
+                    return None
+                addresses = check_addresses(host, answers, self.policy)
+        except BlockedURLError as exc:
+            self.blocked.append(f"{host}:{port}: {exc.message.removeprefix('refused: ')}")
+            return None
+        for address in addresses:  # never the name: the checked address
+            with contextlib.suppress(OSError, asyncio.TimeoutError):
+                return await asyncio.wait_for(asyncio.open_connection(address, port), self.connect_timeout_s)
+        return None
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                    up_reader: asyncio.StreamReader, up_writer: asyncio.StreamWriter) -> None:
+        async def copy(src: asyncio.StreamReader, dst: asyncio.StreamWriter, count: bool) -> None:
+            try:
+                while chunk := await src.read(65536):
+                    if count:
+                        self.received += len(chunk)
+                        if self.max_bytes is not None and self.received > self.max_bytes:
+                            self.over_cap = True
+                            return
+                    dst.write(chunk)
+                    await dst.drain()
+            finally:
+                with contextlib.suppress(Exception):
+                    dst.close()
+
+        try:
+            await asyncio.gather(copy(reader, up_writer, False), copy(up_reader, writer, True))
+        finally:
+            up_writer.close()
+
+
+async def _refuse(writer: asyncio.StreamWriter, status: int, why: str) -> None:
+    body = f"webshelf: {why}\n".encode()
+    writer.write(f"HTTP/1.1 {status} {why}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
+                 f"{BLOCKED_HEADER}: 1\r\n"
+                 f"Connection: close\r\n\r\n".encode() + body)
+    with contextlib.suppress(OSError):
+        await writer.drain()

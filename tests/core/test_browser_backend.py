@@ -1,0 +1,176 @@
+"""The browser backend's process budget and page hygiene against real Chromium: fresh contexts,
+a crash that fails only its URL, downloads, dialogs, file://, byte caps, deadlines and
+``web.browser.max_pages``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from tests.core.browser_fixtures import need_browser, run
+from tests.loopback import Response
+from webshelf.core.backends.browser.backend import BrowserBackend
+from webshelf.core.backends.browser.lifecycle import chromium_pids, rss_bytes
+from webshelf.core.extract import web_extract_sync
+from webshelf.errors import BackendError, BlockedURLError, FetchTimeoutError, TooLargeError, UnsupportedContentError
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture(autouse=True)
+def _browser():
+    need_browser()
+
+
+def page(body: str) -> Response:
+    return Response(f"<!doctype html><html><head><title>t</title></head><body>{body}</body></html>".encode())
+
+
+def test_the_browser_backend_renders_javascript_through_the_same_conversion(server, config):
+    url = server.route("/bb/js", page("<div id=r></div><script>document.getElementById('r').innerHTML="
+                                      "'<main><h1>From script</h1><p>' + 'Words written by script. '.repeat(40) + '</p></main>';</script>"))
+    config.web.backend = "browser"
+    [r] = web_extract_sync([url], config=config)
+    assert r.error is None and r.backend == "browser" and r.notes == []
+    assert "# From script" in r.content and "Words written by script." in r.content and r.path  # stored like any page
+
+
+def test_every_url_gets_a_fresh_context_without_cookies_or_storage(server, config):
+    first = server.route("/bb/set", page("<h1>set</h1><script>document.cookie='seen=1; max-age=3600';"
+                                         "localStorage.setItem('seen','1');</script>"))
+    second = server.route("/bb/get", page("<h1 id=o>get</h1><script>document.getElementById('o').textContent="
+                                          "'cookie=[' + document.cookie + '] storage=[' + localStorage.getItem('seen') + ']';"
+                                          "</script>"))
+
+    async def go():
+        async with BrowserBackend(config) as backend:
+            await backend.fetch(first)
+            return await backend.fetch(second), backend._shared.launches
+    got, launches = run(go())
+    assert "cookie=[] storage=[null]" in got.markdown
+    assert launches == 1  # one shared browser, two contexts
+
+
+def test_a_crashed_browser_fails_only_its_url_and_is_restarted(server, config):
+    slow = server.route("/bb/slow", Response(b"<html><body><h1>never</h1></body></html>", delay=3))
+    ok = server.route("/bb/ok", page("<h1>after the crash</h1>"))
+
+    async def go():
+        async with BrowserBackend(config) as backend:
+            await backend._browser()
+            [main] = (await backend._shared.pids())["browser"]
+            rendering = asyncio.ensure_future(backend.fetch(slow))
+            await asyncio.sleep(0.5)
+            os.kill(main, signal.SIGKILL)  # the browser process this test's backend started
+            with pytest.raises(BackendError) as crashed:
+                await rendering
+            after = await backend.fetch(ok)
+            return crashed.value, after, backend._shared.launches
+    crashed, after, launches = run(go())
+    assert "crashed" in crashed.message and "only this URL failed" in crashed.message
+    assert "after the crash" in after.markdown and launches == 2
+
+
+def test_downloads_are_refused(server, config):
+    url = server.route("/bb/download", Response(b"PK\x03\x04 binary", headers={
+        "Content-Type": "application/octet-stream", "Content-Disposition": "attachment; filename=x.zip"}))
+
+    async def go():
+        async with BrowserBackend(config) as backend:
+            return await backend.fetch(url)
+    with pytest.raises(UnsupportedContentError) as caught:
+        run(go())
+    assert "downloads are refused" in caught.value.message
+
+
+def test_dialogs_are_dismissed_and_permissions_denied(server, config):
+    url = server.route("/bb/dialogs", page(
+        "<h1 id=o>dialogs</h1><script>alert('hi'); var c = confirm('sure?');"
+        "navigator.permissions.query({name: 'geolocation'}).then(function (p) {"
+        "document.getElementById('o').textContent = 'confirm=' + c + ' geolocation=' + p.state; });</script>"))
+
+    async def go():
+        async with BrowserBackend(config) as backend:
+            return await backend.fetch(url)
+    got = run(go())
+    assert "confirm=false" in got.markdown and "geolocation=prompt" in got.markdown or "geolocation=denied" in got.markdown
+
+
+def test_no_file_urls_neither_as_page_nor_from_a_page(server, config, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-FILE")
+    config.web.allow_file_urls, config.web.file_dirs = True, [str(tmp_path)]
+    url = server.route("/bb/file", page(f"<h1 id=o>file</h1><iframe src='file://{secret}'></iframe><script>"
+                                        f"fetch('file://{secret}').then(r => r.text()).then(t => "
+                                        "document.getElementById('o').textContent = t).catch(() => {});</script>"))
+
+    async def go():
+        async with BrowserBackend(config) as backend:
+            with pytest.raises(BlockedURLError):
+                await backend.fetch(f"file://{secret}")
+            return await backend.fetch(url)
+    got = run(go())
+    assert "TOP-SECRET-FILE" not in got.markdown
+
+
+def test_a_page_pulling_more_than_max_bytes_is_too_large(server, config):
+    config.web.max_bytes = 50_000
+    server.route("/bb/big.js", Response(b"/*" + b"x" * 200_000 + b"*/", headers={"Content-Type": "application/javascript"}))
+    url = server.route("/bb/big", page("<h1>big</h1><script src='/bb/big.js'></script>"))
+
+    async def go():
+        async with BrowserBackend(config) as backend:
+            return await backend.fetch(url)
+    with pytest.raises(TooLargeError) as caught:
+        run(go())
+    assert "web.max_bytes" in caught.value.message
+
+
+def test_the_deadline_covers_the_whole_render(server, config):
+    config.web.timeout_s = 1
+    url = server.route("/bb/stuck", Response(b"<html><body>late</body></html>", delay=4))
+
+    async def go():
+        async with BrowserBackend(config) as backend:
+            return await backend.fetch(url)
+    with pytest.raises(FetchTimeoutError) as caught:
+        run(go())
+    assert "web.timeout_s" in caught.value.message
+
+
+def test_at_most_max_pages_render_at_once(server, config):
+    lock, state = threading.Lock(), {"now": 0, "max": 0}
+
+    def counted(req):
+        with lock:
+            state["now"] += 1
+            state["max"] = max(state["max"], state["now"])
+        time.sleep(1.0)
+        with lock:
+            state["now"] -= 1
+        return Response(b"<html><body><h1>counted</h1></body></html>")
+
+    urls = [server.route(f"/bb/count{i}", counted) for i in range(6)]
+    config.web.browser.max_pages = 2
+    config.web.backend = "browser"
+    results = web_extract_sync(urls, config=config)
+    assert all(r.error is None for r in results)
+    assert 1 <= state["max"] <= 2
+
+
+def test_the_browser_processes_are_ours_and_measurable(config):
+    async def go():
+        async with BrowserBackend(config) as backend:
+            await backend._browser()
+            kinds = await backend._shared.pids()
+            pids = [p for group in kinds.values() for p in group]
+            return kinds, pids, rss_bytes(pids), set(chromium_pids())
+    kinds, pids, rss, descendants = run(go())
+    assert len(kinds["browser"]) == 1 and rss > 0
+    assert set(pids) <= descendants  # every one of them was started by this process
+    assert not [p for p in pids if os.path.exists(f"/proc/{p}") and open(f"/proc/{p}/stat").read().split()[2] != "Z"]
