@@ -14,7 +14,6 @@ was rendering fails with a ``backend_error``, and the next page gets a new brows
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shutil
@@ -65,6 +64,13 @@ def browser_available(configured: str | None = None) -> bool:
     return playwright_installed() and find_chromium(configured) is not None
 
 
+
+async def _wait_for(awaitable, timeout: float):  # noqa: ANN001, ANN202
+    import asyncio
+
+    return await asyncio.wait_for(awaitable, timeout)
+
+
 def require_browser(configured: str | None = None) -> str:
     """The Chromium path, or the ConfigError saying what to install."""
     if not playwright_installed():
@@ -86,6 +92,8 @@ class SharedBrowser:
         self.launches = 0
         self._playwright: Any = None
         self._browser: Any = None
+        import asyncio  # on use: `webshelf backend list` only asks whether Chromium is there
+
         self._lock = asyncio.Lock()
 
     async def get(self) -> Any:
@@ -126,7 +134,7 @@ class SharedBrowser:
     async def _close_browser(self) -> None:
         if self._browser is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._browser.close(), 10)
+                await _wait_for(self._browser.close(), 10)
             self._browser = None
 
     async def close(self) -> None:
@@ -134,7 +142,7 @@ class SharedBrowser:
             await self._close_browser()
             if self._playwright is not None:
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(self._playwright.stop(), 10)
+                    await _wait_for(self._playwright.stop(), 10)
                 self._playwright = None
 
 
