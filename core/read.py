@@ -8,15 +8,18 @@ what to do next: re-extract an evicted page, or which offsets exist.
 
 from __future__ import annotations
 
+import errno
+import io
 import itertools
 import os
-import stat
 from pathlib import Path
 
 from webshelf.cache.layout import PAGE_SUFFIX, CacheLayout
 from webshelf.cache.shelf import Shelf
+from webshelf.cache.store import NotAPageError, open_page
 from webshelf.core.config import Config, load_config
-from webshelf.errors import CacheError, InputError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
+from webshelf.errors import (CacheError, CacheUnavailableError, InputError, OffsetPastEndError, PageNotFoundError,
+                             PathOutsideCacheError, clip)
 
 MAX_LIMIT = 2_000
 MAX_OFFSET = 1_000_000_000  # far past any stored page (cache.max_file_chars), well inside islice's range
@@ -25,6 +28,11 @@ MAX_OFFSET = 1_000_000_000  # far past any stored page (cache.max_file_chars), w
 def resolve_page_path(path: str | os.PathLike[str], layout: CacheLayout) -> Path:
     """The real file a path names, refused unless it is a regular file directly in cache/web."""
     web = layout.web_dir
+    if (linked := layout.symlinked_dir()) is not None:
+        raise CacheUnavailableError(
+            f"{linked} is a symlink or not a directory; webshelf reads stored pages only from a real directory, "
+            "never through a link — move it away (webshelf creates the directory again on the next extract)",
+            path=str(linked))
     try:
         raw = Path(path).expanduser()
         web_real = Path(os.path.realpath(web))
@@ -32,12 +40,12 @@ def resolve_page_path(path: str | os.PathLike[str], layout: CacheLayout) -> Path
         real = Path(os.path.realpath(candidate))
     except (ValueError, RuntimeError, OSError):  # NUL bytes, ~unknownuser, …
         raise PathOutsideCacheError(
-            f"{path!r}: not a usable path; read_file only reads pages stored in {web}; use the path from a "
+            f"{clip(path, quote=True)}: not a usable path; read_file only reads pages stored in {web}; use the path from a "
             "webshelf footer", path=str(path)) from None
     if (real.parent != web_real or not real.name.endswith(PAGE_SUFFIX) or real.name.startswith(".")
             or os.path.lexists(candidate) and os.path.islink(candidate)):
         raise PathOutsideCacheError(
-            f"{path}: read_file only reads pages stored in {web}; use the path from a webshelf footer",
+            f"{clip(path)}: read_file only reads pages stored in {web}; use the path from a webshelf footer",
             path=str(path),
         )
     return real
@@ -89,14 +97,22 @@ def offset_past_end(shown: str, offset: int, total: int) -> OffsetPastEndError:
 
 
 def _open_page(real: Path, layout: CacheLayout, shown: str):
+    """The page as text, opened by ``cache.store.open_page``: never through a symlink, never
+    blocking on a FIFO, and only a regular file (checked on the opened descriptor)."""
     try:
-        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        f = open_page(real)
     except FileNotFoundError:
         raise page_not_found(layout, real.name, shown) from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise PathOutsideCacheError(f"{shown}: not a stored page", path=shown)
-    return open(fd, encoding="utf-8", errors="replace", newline="\n")
+    except NotAPageError:
+        raise PathOutsideCacheError(f"{shown}: not a stored page (a symlink, FIFO or other special file in "
+                                    f"{layout.web_dir}); use the path from a webshelf footer", path=shown) from None
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise PathOutsideCacheError(f"{shown}: the file name is too long to be a stored page; use the path from "
+                                        "a webshelf footer", path=shown) from None
+        raise CacheUnavailableError(f"{shown}: the stored page cannot be opened ({exc.strerror or exc}); check the "
+                                    f"permissions of {layout.web_dir}", path=shown, errno=exc.errno) from None
+    return io.TextIOWrapper(f, encoding="utf-8", errors="replace", newline="\n")
 
 
 def check_read_args(offset: object, limit: object) -> None:
@@ -113,17 +129,17 @@ def read_file(path: str | os.PathLike[str], offset: int = 1, limit: int = 500, *
     config = config or load_config()
     layout = CacheLayout(config.home)
     real = resolve_page_path(path, layout)
-    with _open_page(real, layout, str(path)) as f:
+    with _open_page(real, layout, clip(path)) as f:
         chunk = list(itertools.islice(f, offset - 1, offset - 1 + limit))
     if not chunk:
         total = count_lines(real)
-        raise offset_past_end(str(path), offset, total)
+        raise offset_past_end(clip(path), offset, total)
     _touch(layout, real.name)
     return "".join(f"{n}|{line.rstrip(chr(10))}\n" for n, line in enumerate(chunk, offset))
 
 
 def count_lines(real: Path) -> int:
     """Lines in a stored file, counting a last line without a newline."""
-    with open(real, "rb") as f:
+    with open_page(real) as f:
         data = f.read()
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
