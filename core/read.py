@@ -22,6 +22,7 @@ from webshelf.errors import (CacheError, CacheUnavailableError, InputError, Offs
                              PathOutsideCacheError, clip)
 
 MAX_LIMIT = 2_000
+MAX_PATH_CHARS = 4_096  # PATH_MAX on Linux; a footer's path is far shorter
 MAX_OFFSET = 1_000_000_000  # far past any stored page (cache.max_file_chars), well inside islice's range
 
 
@@ -33,6 +34,11 @@ def resolve_page_path(path: str | os.PathLike[str], layout: CacheLayout) -> Path
             f"{linked} is a symlink or not a directory; webshelf reads stored pages only from a real directory, "
             "never through a link — move it away (webshelf creates the directory again on the next extract)",
             path=str(linked))
+    length = len(path) if isinstance(path, (str, bytes)) else len(str(path))
+    if length > MAX_PATH_CHARS:  # before realpath, which would walk every component
+        raise PathOutsideCacheError(
+            f"{clip(path)}: the path is {length:,} characters long, too long to be a stored page "
+            f"(at most {MAX_PATH_CHARS:,}); use the path from a webshelf footer", path=str(path))
     try:
         raw = Path(path).expanduser()
         web_real = Path(os.path.realpath(web))
