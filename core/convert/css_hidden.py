@@ -169,17 +169,69 @@ def style_hides(style: str) -> bool:
     return parse_declarations(style).hides()
 
 
-@dataclass
 class SheetRule:
-    selector: str
-    declarations: Declarations
-    specificity: tuple[int, int, int]
-    order: int
+    """One selector of a sheet rule; its declarations are parsed on first use (most never are)."""
+
+    __slots__ = ("selector", "body", "specificity", "order", "_declarations")
+
+    def __init__(self, selector: str, body: str, order: int) -> None:
+        self.selector, self.body, self.order = selector, body, order
+        self.specificity = specificity(selector)
+        self._declarations: Declarations | None = None
+
+    @property
+    def declarations(self) -> Declarations:
+        if self._declarations is None:
+            self._declarations = parse_declarations(_relevant(self.body))
+        return self._declarations
+
+
+RELEVANT = {*SINGLE, "font-size", "transform", "clip", "clip-path", "color", "overflow", "width", "height",
+            "max-width", "max-height", *_OFFSCREEN_PROPS}
+_ZERO_BOX = re.compile(r"(?:^|;)\s*(?:max-)?(?:width|height)\s*:\s*0(?:px|em|rem|%)?\s*(?:;|$|!)", re.IGNORECASE)
+_HEX_ALPHA = re.compile(r"#(?:[0-9a-f]{3}0|[0-9a-f]{6}00)\b", re.IGNORECASE)
+
+
+def _relevant(body: str) -> str:
+    """Only the declarations this module judges (tinycss2's cost grows with the text); a body
+    with a backslash (an escape could spell any name) is kept whole."""
+    if "\\" in body:
+        return body
+    return ";".join(d for d in body.split(";") if d.partition(":")[0].strip().lower() in RELEVANT)
+
+
+def may_hide(body: str) -> bool:
+    """A cheap, generous text test: could this block hide its element? (False is certain.)"""
+    if "\\" in body:
+        return True
+    for declaration in body.split(";"):
+        name, _, value = declaration.partition(":")
+        name, value = name.strip().lower(), value.strip().lower()
+        if not value:
+            continue
+        if name == "display" and "none" in value or name == "visibility" and ("hidden" in value or "collapse" in value):
+            return True
+        if name in ("opacity", "font-size") and value[:1] in "0.":
+            return True
+        if name == "font-size" and "%" in value:
+            return True
+        if name == "transform" and "scale" in value or name in ("clip", "clip-path"):
+            return True
+        if name == "color" and ("transparent" in value or "rgb" in value or "hsl" in value or _HEX_ALPHA.search(value)):
+            return True
+        if name in _OFFSCREEN_PROPS and value.startswith("-") and sum(c.isdigit() for c in value) >= 3:
+            return True
+        if name == "overflow" and ("hidden" in value or "clip" in value) and _ZERO_BOX.search(body):
+            return True
+    return False
 
 
 _ID = re.compile(r"#[\w-]+")
 _CLASSLIKE = re.compile(r"\.[\w-]+|\[[^\]]*\]|:(?!not\b|is\b|where\b)[\w-]+")
 _TAG = re.compile(r"(?:^|[\s>+~(])([a-zA-Z][\w-]*)")
+_CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.DOTALL)
+_BRACE = re.compile(r"[{};]")
+MAYBE_SHOWS = re.compile(r"display|visibility|opacity|\\", re.IGNORECASE)
 
 
 def specificity(selector: str) -> tuple[int, int, int]:
@@ -188,46 +240,74 @@ def specificity(selector: str) -> tuple[int, int, int]:
     return (len(_ID.findall(stripped)), len(_CLASSLIKE.findall(stripped)), len(_TAG.findall(stripped)))
 
 
-def _media_applies(prelude: list) -> bool:
-    text = tinycss2.serialize(prelude).strip().lower()
-    return text in ("", "all", "screen", "only screen")
+def _media_applies(prelude: str) -> bool:
+    text = " ".join(prelude.lower().split())
+    return text in ("@media all", "@media screen", "@media only screen", "@supports") or text.startswith("@supports ")
 
 
-def sheet_rules(sheets: list[str]) -> list[SheetRule]:
-    """Every usable rule of the page's sheets, in document order, each selector on its own."""
-    rules: list[SheetRule] = []
+def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
+    """(rules that may hide, rules that may show again) of the page's sheets, in document order,
+    one selector each. The sheets are split at braces by a regex scan and only blocks that pass
+    a cheap text test are ever tokenized (tinycss2 over a whole framework sheet costs ~50 ms)."""
+    hiding: list[SheetRule] = []
+    showing: list[SheetRule] = []
     budget = MAX_SHEET_CHARS
     order = 0
-
-    def walk(items: list) -> None:
-        nonlocal order
-        for item in items:
-            if len(rules) >= MAX_RULES:
-                return
-            if item.type == "qualified-rule":
-                declarations = parse_declarations(tinycss2.serialize(item.content))
-                if not any(p in declarations.values for p in (*SINGLE, "font-size", "transform", "clip", "clip-path",
-                                                              "color", "overflow", *_OFFSCREEN_PROPS)):
-                    continue
-                for selector in tinycss2.serialize(item.prelude).split(","):
-                    selector = selector.strip()
-                    if selector and not _STATES.search(selector):
-                        order += 1
-                        rules.append(SheetRule(selector, declarations, specificity(selector), order))
-            elif item.type == "at-rule" and item.lower_at_keyword == "media" and item.content is not None:
-                if _media_applies(item.prelude):
-                    walk(tinycss2.parse_rule_list(item.content, skip_whitespace=True, skip_comments=True))
-
     for sheet in sheets:
-        if budget <= 0:
+        if budget <= 0 or len(hiding) + len(showing) >= MAX_RULES:
             break
-        sheet = sheet[:budget]
-        budget -= len(sheet)
-        walk(tinycss2.parse_stylesheet(sheet, skip_whitespace=True, skip_comments=True))
-    return rules
+        css = _CSS_COMMENT.sub("", sheet[:budget])
+        budget -= len(css)
+        stack: list[tuple[str, bool]] = []  # (prelude, applies) of the open blocks
+        start = 0
+        for m in _BRACE.finditer(css):
+            ch = m.group()
+            if ch == ";":
+                if not stack or stack[-1][0].startswith("@"):
+                    start = m.end()  # an at-statement (@import …;) between rules
+                continue
+            if ch == "{":
+                prelude = css[start:m.start()].strip()
+                parent = stack[-1][1] if stack else True
+                applies = parent and (not prelude.startswith("@") or _media_applies(prelude))
+                if stack and not stack[-1][0].startswith("@"):
+                    applies = False  # a nested rule inside a style rule: not judged
+                stack.append((prelude, applies))
+                start = m.end()
+                continue
+            if not stack:
+                start = m.end()
+                continue
+            prelude, applies = stack.pop()
+            body = css[start:m.start()] if not prelude.startswith("@") else ""
+            start = m.end()
+            if not applies or prelude.startswith("@") or not body.strip():
+                continue
+            hides, shows = may_hide(body), bool(MAYBE_SHOWS.search(body))
+            if not (hides or shows):
+                continue
+            for selector in prelude.split(","):
+                selector = selector.strip()
+                if selector and not _STATES.search(selector):
+                    order += 1
+                    rule = SheetRule(selector, body, order)
+                    if hides:
+                        hiding.append(rule)
+                    if shows:
+                        showing.append(rule)
+    return hiding, showing
 
 
-def overridden(node, rule: SheetRule, rules: list[SheetRule], inline: Declarations | None) -> bool:  # noqa: ANN001
+def showing_by_property(showing: list[SheetRule]) -> dict[str, list[SheetRule]]:
+    """For each SINGLE property, the rules that set it to a visible value (parsed once per page)."""
+    out: dict[str, list[SheetRule]] = {}
+    for prop in SINGLE:
+        out[prop] = [r for r in showing if (prop in r.body.lower() or "\\" in r.body) and r.declarations.shows(prop)]
+    return out
+
+
+def overridden(node, rule: SheetRule, showers: dict[str, list[SheetRule]],  # noqa: ANN001
+               inline: Declarations | None) -> bool:
     """Is a hiding ``rule`` undone for ``node`` by the cascade (a SINGLE property shown again by
     an inline style or by a more specific / later matching rule)? Multi-property hiding
     (zero-size, clip, off-screen) is taken as hiding."""
@@ -238,18 +318,11 @@ def overridden(node, rule: SheetRule, rules: list[SheetRule], inline: Declaratio
         return False
     for prop in props:
         important = values[prop][1]
-        shown = False
         if inline is not None and inline.shows(prop) and (not important or inline.values[prop][1]):
-            shown = True
-        for other in rules:
-            if other is rule or other.declarations.shows(prop) is not True:
-                continue
-            other_important = other.declarations.values[prop][1]
-            wins = (other_important, other.specificity, other.order) > (important, rule.specificity, rule.order)
-            if wins and _matches(node, other.selector):
-                shown = True
-                break
-        if not shown:
+            continue
+        rank = (important, rule.specificity, rule.order)
+        if not any(other is not rule and (other.declarations.values[prop][1], other.specificity, other.order) > rank
+                   and _matches(node, other.selector) for other in showers.get(prop, ())):
             return False
     return True
 

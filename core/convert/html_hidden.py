@@ -13,7 +13,8 @@ import re
 
 from selectolax.lexbor import LexborHTMLParser
 
-from webshelf.core.convert.css_hidden import parse_declarations, sheet_rules, overridden, style_hides
+from webshelf.core.convert.css_hidden import (overridden, parse_declarations, sheet_rules, showing_by_property,
+                                              style_hides)
 
 ALWAYS_DROPPED = "script, style, noscript, template, [hidden], [aria-hidden]"
 # Cheap pre-check: skip the parse when none of the markers can be present (a ``style``
@@ -42,18 +43,21 @@ def _sheet_hidden(tree) -> list:  # noqa: ANN001 — selectolax tree
     sheets = [node.text(deep=True) or "" for node in tree.css("style")]
     if not any(sheets):
         return []
-    rules = sheet_rules(sheets)
+    hiding, showing = sheet_rules(sheets)
+    showers: dict | None = None
     hidden = []
-    for rule in rules:
+    for rule in hiding:
         if not rule.declarations.hides():
             continue
         try:
             nodes = tree.css(rule.selector)
         except Exception:  # noqa: BLE001 — a selector lexbor cannot parse hides nothing we can find
             continue
+        if nodes and showers is None:
+            showers = showing_by_property(showing)
         for node in nodes:
             style = node.attributes.get("style")
-            if not overridden(node, rule, rules, parse_declarations(style) if style else None):
+            if not overridden(node, rule, showers or {}, parse_declarations(style) if style else None):
                 hidden.append(node)
     return hidden
 

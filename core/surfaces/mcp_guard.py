@@ -143,7 +143,7 @@ def check_line(line: str) -> dict[str, Any] | list[dict[str, Any]] | None | bool
     text = line.strip()
     if not text:
         return False
-    if _depth(text) > MAX_DEPTH:
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(text) > MAX_DEPTH:  # the count is a cheap bound
         id_ = _top_level_id(text)
         if id_ is _NO_ID:
             return False if text.startswith("{") and '"method"' in text[:4096] else error(
