@@ -47,8 +47,7 @@ def open_page(path: Path | str, *, dir_fd: int | None = None):  # noqa: ANN201 â
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise NotAPageError(0, "not a regular file (a FIFO, device or directory)", str(path))
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)  # a regular file: plain reads from here on
+        os.set_blocking(fd, True)  # a regular file: plain reads from here on
         return open(fd, "rb", closefd=True)
     except BaseException:
         os.close(fd)
