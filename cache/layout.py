@@ -60,6 +60,20 @@ class CacheLayout:
     def index_path(self) -> Path:
         return self.root / "index.sqlite"
 
+    def symlinked_dir(self) -> Path | None:
+        """``cache`` or ``cache/web`` when it is a symlink (or not a directory), else None.
+
+        Readers check this before trusting a path inside: a symlinked ``cache/web`` would let
+        ``read_file`` read wherever the link points, outside the shelf."""
+        for d in (self.root, self.web_dir):
+            try:
+                st = os.lstat(d)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+                return d
+        return None
+
     def ensure(self) -> Path:
         """Create ``cache/web`` (0755) if needed and refuse a symlinked or non-directory one.
 

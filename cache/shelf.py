@@ -13,7 +13,6 @@ Every public method raises ``CacheError`` subclasses only (``cache.faults``): ne
 from __future__ import annotations
 
 import os
-import stat
 import threading
 import time
 from collections.abc import Collection
@@ -27,7 +26,7 @@ from webshelf.cache.faults import faults
 from webshelf.cache.index import PageIndex, PageRecord
 from webshelf.cache.layout import CacheLayout, page_name
 from webshelf.cache.lock import CacheLock
-from webshelf.cache.store import write_text_hashed
+from webshelf.cache.store import open_page, write_text_hashed
 from webshelf.cache.urls import normalize_url
 from webshelf.cache.verify import VerifyReport, verify
 from webshelf.errors import CacheError, CacheUnavailableError, StoreError
@@ -170,12 +169,11 @@ class Shelf:
 
     def _read(self, record: PageRecord) -> str | None:
         try:
-            fd = os.open(self.web_dir / record.name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            f = open_page(self.web_dir / record.name)  # never blocks on a FIFO, never follows a symlink
         except OSError:
             return None
-        with open(fd, "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_size != record.bytes:
+        with f:
+            if os.fstat(f.fileno()).st_size != record.bytes:
                 return None
             return f.read().decode("utf-8", errors="replace")
 

@@ -5,6 +5,11 @@ its final name, and a crash or a full disk must never damage what is already the
 is written to a temp file in the same directory (created exclusively, never through a
 symlink), made 0644, fsynced, then renamed over the final name with ``os.replace`` — which
 replaces a planted symlink rather than following it — and the directory is fsynced.
+
+Reading is as careful (``open_page``): ``cache/web`` is shared with sandboxes and other
+processes, so a name ending in ``.md`` may be a symlink, a FIFO or a device. A page is opened
+with ``O_NOFOLLOW | O_NONBLOCK`` (opening a FIFO with no writer would otherwise block for ever)
+and must be a regular file *on the opened descriptor* (no swap between a check and the open).
 """
 
 from __future__ import annotations
@@ -22,6 +27,33 @@ STALE_TEMP_AGE = 3_600.0  # seconds; a temp file of a live writer this old is ab
 
 _OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+_OPEN_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class NotAPageError(OSError):
+    """The name exists in ``cache/web`` but is not a regular file (a symlink, FIFO, device, directory)."""
+
+
+def open_page(path: Path | str, *, dir_fd: int | None = None):  # noqa: ANN201 — a binary file object
+    """The stored page at ``path`` opened for binary reading, never blocking and never through a
+    symlink. Raises ``FileNotFoundError``, ``NotAPageError`` (not a regular file) or another OSError."""
+    try:
+        fd = os.open(path, _OPEN_READ, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == getattr(os, "ELOOP", -1) or exc.errno == getattr(os, "ENXIO", -1):  # a symlink; a socket
+            raise NotAPageError(exc.errno, "not a regular file (a symlink or a special file)", str(path)) from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotAPageError(0, "not a regular file (a FIFO, device or directory)", str(path))
+        os.set_blocking(fd, True)  # a regular file: plain reads from here on
+        return open(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def is_regular_file(directory: Path, name: str) -> bool:

@@ -8,23 +8,37 @@ what to do next: re-extract an evicted page, or which offsets exist.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
 
 from webshelf.cache.layout import PAGE_SUFFIX, CacheLayout
 from webshelf.cache.shelf import Shelf
+from webshelf.cache.store import open_page
 from webshelf.core import line_index
 from webshelf.core.config import Config, load_config
-from webshelf.errors import CacheError, InputError, OffsetPastEndError, PageNotFoundError, PathOutsideCacheError
+from webshelf.errors import (CacheError, CacheUnavailableError, InputError, OffsetPastEndError, PageNotFoundError,
+                             PathOutsideCacheError, clip)
 
 MAX_LIMIT = 2_000
+MAX_PATH_CHARS = 4_096  # PATH_MAX on Linux; a footer's path is far shorter
 MAX_OFFSET = 1_000_000_000  # far past any stored page (cache.max_file_chars), well inside islice's range
 
 
 def resolve_page_path(path: str | os.PathLike[str], layout: CacheLayout) -> Path:
     """The real file a path names, refused unless it is a regular file directly in cache/web."""
     web = layout.web_dir
+    if (linked := layout.symlinked_dir()) is not None:
+        raise CacheUnavailableError(
+            f"{linked} is a symlink or not a directory; webshelf reads stored pages only from a real directory, "
+            "never through a link — move it away (webshelf creates the directory again on the next extract)",
+            path=str(linked))
+    length = len(path) if isinstance(path, (str, bytes)) else len(str(path))
+    if length > MAX_PATH_CHARS:  # before realpath, which would walk every component
+        raise PathOutsideCacheError(
+            f"{clip(path)}: the path is {length:,} characters long, too long to be a stored page "
+            f"(at most {MAX_PATH_CHARS:,}); use the path from a webshelf footer", path=str(path))
     try:
         raw = Path(path).expanduser()
         web_real = Path(os.path.realpath(web))
@@ -32,12 +46,12 @@ def resolve_page_path(path: str | os.PathLike[str], layout: CacheLayout) -> Path
         real = Path(os.path.realpath(candidate))
     except (ValueError, RuntimeError, OSError):  # NUL bytes, ~unknownuser, …
         raise PathOutsideCacheError(
-            f"{path!r}: not a usable path; read_file only reads pages stored in {web}; use the path from a "
+            f"{clip(path, quote=True)}: not a usable path; read_file only reads pages stored in {web}; use the path from a "
             "webshelf footer", path=str(path)) from None
     if (real.parent != web_real or not real.name.endswith(PAGE_SUFFIX) or real.name.startswith(".")
             or os.path.lexists(candidate) and os.path.islink(candidate)):
         raise PathOutsideCacheError(
-            f"{path}: read_file only reads pages stored in {web}; use the path from a webshelf footer",
+            f"{clip(path)}: read_file only reads pages stored in {web}; use the path from a webshelf footer",
             path=str(path),
         )
     return real
@@ -98,9 +112,19 @@ def open_page_fd(real: Path, layout: CacheLayout, shown: str) -> int:
         fd = os.open(real, _OPEN)
     except FileNotFoundError:
         raise page_not_found(layout, real.name, shown) from None
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise PathOutsideCacheError(f"{shown}: the file name is too long to be a stored page; use the path from "
+                                        "a webshelf footer", path=shown) from None
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink
+            raise PathOutsideCacheError(f"{shown}: not a stored page (a symlink in {layout.web_dir}); use the path "
+                                        "from a webshelf footer", path=shown) from None
+        raise CacheUnavailableError(f"{shown}: the stored page cannot be opened ({exc.strerror or exc}); check the "
+                                    f"permissions of {layout.web_dir}", path=shown, errno=exc.errno) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise PathOutsideCacheError(f"{shown}: not a stored page", path=shown)
+        raise PathOutsideCacheError(f"{shown}: not a stored page (a FIFO or other special file in "
+                                    f"{layout.web_dir}); use the path from a webshelf footer", path=shown)
     return fd
 
 
@@ -123,7 +147,7 @@ def read_file(path: str | os.PathLike[str], offset: int = 1, limit: int = 500, *
     config = config or load_config()
     layout = CacheLayout(config.home)
     real = resolve_page_path(path, layout)
-    fd = open_page_fd(real, layout, str(path))
+    fd = open_page_fd(real, layout, clip(path))
     try:
         # O(limit) at any offset: a sparse newline index over the mapped bytes (core.line_index)
         data = line_index.mapped(fd)
@@ -137,13 +161,13 @@ def read_file(path: str | os.PathLike[str], offset: int = 1, limit: int = 500, *
     finally:
         os.close(fd)
     if not chunk:
-        raise offset_past_end(str(path), offset, index.lines)
+        raise offset_past_end(clip(path), offset, index.lines)
     _touch(layout, real.name)
     return "".join(f"{n}|{line}\n" for n, line in enumerate(chunk, offset))
 
 
 def count_lines(real: Path) -> int:
     """Lines in a stored file, counting a last line without a newline."""
-    with open(real, "rb") as f:
+    with open_page(real) as f:
         data = f.read()
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)

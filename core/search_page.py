@@ -10,6 +10,13 @@ text unless ``regex=True``. Output is bounded (``max_results`` matching lines, e
 line clipped around the match) and a regex search has a time budget, because Python regexes
 can backtrack catastrophically and pages can be megabytes: the ``regex`` package's
 ``timeout`` stops such a search with an error that says what to do.
+
+The timeout covers matching only; *compiling* is bounded by ``compile_guard`` before the
+``regex`` package sees the pattern. Counted repeats expand in the compiled program, so
+``(?:a{65535}){65535}`` — 19 characters — asks for billions of program nodes (1.1 GB for
+``(?:a{2000}){2000}``; the larger one OOM-killed a 23 GB machine). The guard estimates the
+expanded size (each atom 1, a group the sum of its parts, a ``{m,n}`` repeat times its largest
+count, nested repeats multiply) and refuses patterns over ``MAX_PATTERN_COST``, in microseconds.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import regex as regex_engine
 
 from webshelf.cache.layout import CacheLayout
 from webshelf.core.config import Config, load_config
-from webshelf.errors import InputError
+from webshelf.errors import InputError, clip
 from webshelf.core import line_index
 from webshelf.core.read import open_page_fd, resolve_page_path
 from webshelf.core.truncate import READ_LIMIT
@@ -34,22 +41,91 @@ MAX_PATTERN_CHARS = 1_000
 MAX_CONTEXT = 5
 SEARCH_TIMEOUT_S = 1.0  # the regex package overshoots its timeout (≈2× here), so ≈2 s of wall time
 SHOWN_LINE_CHARS = 240  # a shown line longer than this is clipped around the match
+MAX_REPEAT = 10_000  # the largest count in one {m,n} repeat
+MAX_PATTERN_COST = 100_000  # the largest estimated size of the expanded pattern (≈ 30 MB compiled)
+_REPEAT = regex_engine.compile(r"\{(\d*)(?:,(\d*))?\}")
+
+
+def compile_guard(pattern: str) -> None:
+    """Refuse a regex whose compiled form would be huge, before compiling it (see the module doc).
+
+    A linear scan: a stack of group sizes; escapes and character classes are one atom; a
+    quantifier multiplies the atom or group just before it. An over-estimate is harmless (the
+    pattern is refused with the reason), so alternation is summed, not maxed."""
+    stack: list[int] = [0]
+    last = 0  # the size of the atom or group just before the current position
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            last = 1
+            stack[-1] += 1
+            continue
+        if c == "[":
+            j = i + 1
+            if j < n and pattern[j] == "^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            i = j + 1
+            last = 1
+            stack[-1] += 1
+            continue
+        if c == "(":
+            stack.append(0)
+            i += 1
+            if pattern.startswith("?#", i):  # a comment
+                end = pattern.find(")", i)
+                i = n if end < 0 else end
+            continue
+        if c == ")":
+            inner = stack.pop() if len(stack) > 1 else 0
+            last = max(inner, 1)
+            stack[-1] += last
+            i += 1
+            continue
+        if c == "{" and (m := _REPEAT.match(pattern, i)) and (m.group(1) or m.group(2)):
+            counts = [int(g) for g in m.groups() if g]
+            count = max(counts)
+            if count > MAX_REPEAT:
+                raise InputError(
+                    f"the regex repeats {clip(m.group(0))}: at most {MAX_REPEAT:,} repetitions are allowed in one "
+                    "{m,n}; use a smaller count, or search for a shorter piece")
+            stack[-1] += last * (count - 1)
+            last *= count
+            i = m.end()
+        else:
+            if c not in "*+?|^$":
+                last = 1
+                stack[-1] += 1
+            i += 1
+        if sum(stack) > MAX_PATTERN_COST:
+            raise InputError(
+                f"the regex {clip(pattern, quote=True)} expands to more than {MAX_PATTERN_COST:,} steps when compiled "
+                "(nested counted repeats such as (?:a{1000}){1000} multiply); use smaller counts or fewer nested "
+                "repeats, or pass regex=false to search for plain text")
 
 
 def _compile(pattern: str, *, use_regex: bool, case_sensitive: bool) -> regex_engine.Pattern[str]:
     if not isinstance(pattern, str) or not pattern:
         raise InputError("pattern must be a non-empty string")
     if len(pattern) > MAX_PATTERN_CHARS:
-        raise InputError(f"pattern is {len(pattern):,} characters; at most {MAX_PATTERN_CHARS:,} are allowed")
+        raise InputError(f"pattern {clip(pattern, quote=True)} is {len(pattern):,} characters; "
+                         f"at most {MAX_PATTERN_CHARS:,} are allowed")
     if "\n" in pattern and not use_regex:
         raise InputError("pattern must not contain a newline: search_page matches within single lines")
     flags = regex_engine.MULTILINE | regex_engine.V0 | (0 if case_sensitive else regex_engine.IGNORECASE)
+    if use_regex:
+        compile_guard(pattern)
     source = pattern if use_regex else regex_engine.escape(pattern)
     try:
         return regex_engine.compile(source, flags)
     except regex_engine.error as exc:
         raise InputError(
-            f"bad regular expression {pattern!r}: {exc}; fix it, or pass regex=false to search for the text literally"
+            f"bad regular expression {clip(pattern, quote=True)}: {exc}; fix it, or pass regex=false to search for the text literally"
         ) from None
 
 
@@ -217,7 +293,7 @@ def search_page(
     config = config or load_config()
     layout = CacheLayout(config.home)
     real = resolve_page_path(path, layout)
-    shown = str(path)
+    shown = clip(path)
     fd = open_page_fd(real, layout, shown)
     try:
         data = line_index.mapped(fd)
@@ -248,9 +324,9 @@ def _search(data, compiled, pattern: str, max_results: int, *, regex: bool, case
     kind = "regex" if regex else "text"
     case = "case-sensitive" if case_sensitive else "ignoring case"
     if not hits:
-        return f"no lines match {kind} {pattern!r} ({case}) in {shown}\n"
+        return f"no lines match {kind} {clip(pattern, quote=True)} ({case}) in {shown}\n"
     lines = _Lines(text, starts)  # numbering as read_file: a final newline ends the last line
-    header = f"{total:,} matching line{'s' if total != 1 else ''} for {kind} {pattern!r} ({case}) in {shown}"
+    header = f"{total:,} matching line{'s' if total != 1 else ''} for {kind} {clip(pattern, quote=True)} ({case}) in {shown}"
     if total > len(hits):
         header += f"; showing the first {len(hits)}"
     body = _render(lines, hits, context)

@@ -30,6 +30,7 @@ class Response:
     delay: float = 0.0
     trickle: float = 0.0  # seconds between body bytes (a slow-loris server), 0 = all at once
     length: bool = True  # False: no Content-Length; the body ends when the connection closes
+    reason: str | None = None  # the status line's reason phrase (None: the standard one)
 
 
 Handler = Callable[[BaseHTTPRequestHandler], Response]
@@ -90,7 +91,7 @@ class LoopbackServer:
                 if delay:
                     time.sleep(delay)
                 try:
-                    self.send_response(response.status)
+                    self.send_response(response.status, response.reason)
                     for k, v in response.headers.items():
                         self.send_header(k, v)
                     if not response.length:

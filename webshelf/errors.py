@@ -44,9 +44,34 @@ modal) are converted where they enter webshelf and never leak out.
 
 ``tests/test_errors.py`` checks that every class is drawn here with its code and that codes
 are unique.
+
+Errors echo what they were given (a path, a pattern, a URL, a tool name) so the reader knows
+which one failed — but an argument can be megabytes, and the error goes to a model's context.
+``clip`` is the one helper every error site uses to echo a value: long values keep their head
+and tail with the count of characters left out. As a backstop, a message itself is clipped to
+``MAX_MESSAGE_CHARS`` the same way, so no error is ever larger than that.
 """
 
 from __future__ import annotations
+
+
+ECHO_CHARS = 200  # the longest echo of one value in an error
+MAX_MESSAGE_CHARS = 4_000  # the longest error message (a backstop behind ``clip``)
+
+
+def clip(value: object, limit: int = ECHO_CHARS, *, quote: bool = False) -> str:
+    """``value`` as text for an error (``repr`` when ``quote``), at most about ``limit`` characters:
+    a longer one keeps its head and tail around ``…[N characters left out]…``."""
+    text = repr(value) if quote else str(value)
+    if len(text) <= limit:
+        return text
+    head = max(1, limit * 2 // 3)
+    tail = max(1, limit - head)
+    return f"{text[:head]}…[{len(text) - head - tail:,} characters left out]…{text[-tail:]}"
+
+
+def _clip_context(value: object) -> object:
+    return clip(value, MAX_MESSAGE_CHARS // 4) if isinstance(value, str) else value
 
 
 class WebshelfError(Exception):
@@ -55,9 +80,10 @@ class WebshelfError(Exception):
     code = "webshelf_error"
 
     def __init__(self, message: str, **context: object) -> None:
+        message = clip(message, MAX_MESSAGE_CHARS)
         super().__init__(message)
         self.message = message
-        self.context = {k: v for k, v in context.items() if v is not None}
+        self.context = {k: _clip_context(v) for k, v in context.items() if v is not None}
 
     def __str__(self) -> str:
         return self.message

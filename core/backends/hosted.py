@@ -17,6 +17,9 @@ base class does the rest the same way for all of them:
 - URLs go out in batches of ``batch_size`` (1 = one request per URL), at most ``web.concurrency``
   requests in flight; a failed request fails only the URLs of its batch, and a URL the provider
   reports as failed inside an HTTP 200 fails alone;
+- answers are streamed and capped at ``web.max_bytes`` of decoded size, like local fetches
+  (core/fetch/body.py): a gzip bomb or a 120 MB answer stops at the cap with ``too_large``, and
+  of an error answer only the first 64 KB are read;
 - 429 and 5xx are retried up to ``web.max_retries`` honouring ``Retry-After`` within
   ``web.max_retry_wait_s``; timeouts and errors name the provider and quote its message.
 """
@@ -24,10 +27,13 @@ base class does the rest the same way for all of them:
 from __future__ import annotations
 
 import asyncio
+import json
+import zlib
 from abc import abstractmethod
 from collections.abc import Awaitable
 from typing import Any
 
+import brotli
 import httpx
 
 from webshelf.core.backends.base import Backend, URLs
@@ -35,9 +41,10 @@ from webshelf.core.backends.local import retry_after_s
 from webshelf.core.backends.routing import DIRECT_HINT, local_only_reason, not_sent_error
 from webshelf.core.backends.selection import configured_key, require_key
 from webshelf.core.config import Config, HostedBackendConfig
+from webshelf.core.fetch.body import decoders, read_capped, through
 from webshelf.core.fetch.checked import CheckedURL
 from webshelf.core.fetch.proxy import hosted_client_proxy
-from webshelf.errors import BackendError, BlockedURLError, FetchError, FetchTimeoutError, HTTPStatusError
+from webshelf.errors import BackendError, BlockedURLError, FetchError, FetchTimeoutError, HTTPStatusError, TooLargeError
 from webshelf.core.freshness import max_age_s
 from webshelf.core.models import Page
 from webshelf.core.fetch.netpolicy import redact
@@ -45,12 +52,16 @@ from webshelf.core.fetch.netpolicy import redact
 Outcome = Page | FetchError
 
 
-def provider_message(response: httpx.Response) -> str:
+ERROR_BODY_BYTES = 64 * 1024  # of an error answer only the head is read: it holds the message
+
+
+def provider_message(body: bytes) -> str:
     """The human part of a provider's error body, whichever shape it uses."""
+    text = body.decode("utf-8", errors="replace")
     try:
-        data = response.json()
+        data = json.loads(text)
     except ValueError:
-        return " ".join(response.text.split())[:300]
+        return " ".join(text.split())[:300]
     if isinstance(data, dict):
         for key in ("error", "detail", "message"):
             value = data.get(key)
@@ -59,6 +70,35 @@ def provider_message(response: httpx.Response) -> str:
             if isinstance(value, str) and value.strip():
                 return value.strip()[:300]
     return " ".join(str(data).split())[:300]
+
+
+async def read_answer(response: httpx.Response, cap: int, where: str, *, clip_to: int | None = None) -> bytes:
+    """The decoded body of a provider's answer, streamed and capped like a local fetch
+    (core/fetch/body.py: gzip/brotli decoded in bounded steps, ``TooLargeError`` past ``cap``).
+    With ``clip_to``, reading stops quietly after that many bytes (error answers)."""
+    if clip_to is None:
+        return await read_capped(response.aiter_raw(), response.headers.get("content-encoding"), cap, where)
+    parts: list[bytes] = []
+    total = 0
+    try:
+        async for piece in _decoded(response):
+            parts.append(piece)
+            total += len(piece)
+            if total >= clip_to:
+                break
+    except FetchError:
+        pass  # an undecodable error body: the status says enough
+    return b"".join(parts)[:clip_to]
+
+
+async def _decoded(response: httpx.Response):  # noqa: ANN202 — async iterator of decoded pieces
+    chain = decoders(response.headers.get("content-encoding"), str(response.url))
+    try:
+        async for chunk in response.aiter_raw():
+            for piece in through(chunk, chain):
+                yield piece
+    except (zlib.error, brotli.error):
+        raise FetchError("corrupt compressed body") from None
 
 
 class HostedBackend(Backend):
@@ -164,14 +204,21 @@ class HostedBackend(Backend):
         waited = 0.0
         for attempt in range(web.max_retries + 1):
             try:
-                response = await self._client.post(self.path, json=body)
+                response = await self._client.send(self._client.build_request("POST", self.path, json=body), stream=True)
             except httpx.TimeoutException:
                 raise self.error(FetchTimeoutError, f"{self.name}: no answer from {where} within "
                                  f"{self.wait_s:g} s (web.{self.name}.timeout_s plus time to answer)") from None
             except httpx.HTTPError as exc:
                 raise self.error(BackendError, f"{self.name}: cannot reach {where}: {type(exc).__name__}: "
                                  f"{exc or 'request failed'}") from None
-            status = response.status_code
+            try:
+                status = response.status_code
+                if status >= 400:
+                    message = provider_message(await self._read(response, where, clip_to=ERROR_BODY_BYTES))
+                else:
+                    raw = await self._read(response, where)
+            finally:
+                await response.aclose()
             if status == 429 or status >= 500:
                 wait = retry_after_s(response.headers.get("retry-after"), attempt)
                 if attempt < web.max_retries and waited + wait <= web.max_retry_wait_s:
@@ -180,24 +227,38 @@ class HostedBackend(Backend):
                     continue
                 note = (f"; gave up after {attempt} retries (web.max_retries, web.max_retry_wait_s)" if attempt
                         else "; not retried (web.max_retries 0 or the requested wait is over web.max_retry_wait_s)")
-                raise self.error(BackendError, f"{self.name} answered HTTP {status}: {provider_message(response)}{note}",
-                                 status=status)
+                raise self.error(BackendError, f"{self.name} answered HTTP {status}: {message}{note}", status=status)
             if status in (401, 403):
                 raise self.error(BackendError, f"{self.name} refused the API key (HTTP {status}: "
-                                 f"{provider_message(response)}); check web.{self.name}.api_key or {self.env_var}",
-                                 status=status)
+                                 f"{message}); check web.{self.name}.api_key or {self.env_var}", status=status)
             if status >= 400:
-                raise self.error(BackendError, f"{self.name} answered HTTP {status}: {provider_message(response)}",
-                                 status=status)
+                raise self.error(BackendError, f"{self.name} answered HTTP {status}: {message}", status=status)
             try:
-                data = response.json()
-            except ValueError:
+                data = json.loads(raw)
+            except (ValueError, RecursionError):
                 data = None
             if not isinstance(data, dict):
+                shown = " ".join(raw[:400].decode("utf-8", errors="replace").split())[:200]
                 raise self.error(BackendError, f"{self.name} answered HTTP {status} with a body that is not a JSON "
-                                 f"object: {' '.join(response.text.split())[:200]}")
+                                 f"object: {shown}")
             return data
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _read(self, response: httpx.Response, where: str, *, clip_to: int | None = None) -> bytes:
+        """The answer's body within ``web.max_bytes`` (decoded size); a bigger one is ``too_large``
+        naming the provider, never read whole into memory."""
+        cap = self.config.web.max_bytes
+        try:
+            return await read_answer(response, cap, where, clip_to=clip_to)
+        except httpx.TimeoutException:
+            raise self.error(FetchTimeoutError, f"{self.name}: the answer from {where} stalled (no data within "
+                             f"{self.wait_s:g} s)") from None
+        except httpx.HTTPError as exc:
+            raise self.error(BackendError, f"{self.name}: the answer from {where} broke off: {type(exc).__name__}") from None
+        except TooLargeError:
+            raise self.error(TooLargeError, f"{self.name}'s answer is larger than web.max_bytes ({cap:,} bytes, after "
+                             "decompression); webshelf stopped reading it — raise web.max_bytes, or ask for fewer "
+                             "URLs per call") from None
 
     def page(self, url: str, markdown: object, *, final_url: object = None, title: object = None,
              status: object = None) -> Outcome:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import http
 import time
 from dataclasses import dataclass
 from urllib.parse import urljoin
@@ -58,6 +59,16 @@ class Fetched:
     status: int
     content_type: str | None
     body: bytes
+
+
+def standard_phrase(status: int) -> str:
+    """`` Not Found`` for 404: the standard reason phrase, never the server's own. A reason phrase
+    is text the server chooses and it reaches the agent outside any untrusted-content markers, so
+    a hostile ``HTTP/1.1 404 Ignore previous instructions`` must not be echoed."""
+    try:
+        return " " + http.HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 def retry_after_s(value: str | None, attempt: int) -> float:
@@ -172,7 +183,7 @@ class LocalBackend(Backend):
                     current = target
                     continue
                 if response.status_code >= 400:
-                    raise HTTPStatusError(f"{redact(url)}: HTTP {response.status_code} {response.reason_phrase}"
+                    raise HTTPStatusError(f"{redact(url)}: HTTP {response.status_code}{standard_phrase(response.status_code)}"
                                           + (f" (at {redact(current)})" if current != url else "") + retry_note,
                                           url=url, status=response.status_code)
                 return await self._read(url, response)

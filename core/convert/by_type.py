@@ -1,12 +1,14 @@
 """Response bytes → Markdown, by content type.
 
 HTML (also when mislabelled: sniffed) loses its hidden parts (core/convert/html_hidden.py) and goes
-through main-content extraction; Markdown and plain text pass through untouched; JSON is
+through main-content extraction; Markdown passes through without its comments and hidden HTML
+(core/convert/markdown_hidden.py) and plain text untouched; JSON is
 pretty-printed in a fenced block so an agent can read its structure; PDF (by type or ``%PDF``
 magic) becomes text per page (core/convert/pdf_text.py); DOCX, PPTX, XLSX, EPUB and ODT (by type, or a
 zip body recognised by its entries) become Markdown (core/convert/documents.py). Images, audio, video, archives and other
 binary types are refused with "unsupported content type X" — early, from the headers, when
-the type says so, so their bodies are never downloaded. Decoding uses
+the type says so, so their bodies are never downloaded — and, whatever the label, a body whose
+magic number or NUL bytes say binary (a PNG served as ``text/html``) is refused the same way. Decoding uses
 the declared charset, then an HTML ``<meta charset>``, then detection, and never fails:
 undecodable bytes become U+FFFD, so the output is always valid UTF-8.
 """
@@ -25,6 +27,7 @@ from webshelf.core.convert.bounds import Bounds
 from webshelf.core.convert.documents import DOCUMENT_TYPES, document_to_markdown, sniff_document
 from webshelf.core.convert.html_hidden import drop_hidden
 from webshelf.core.convert.html_precheck import precheck_html
+from webshelf.core.convert.markdown_hidden import drop_hidden_markdown
 from webshelf.core.convert.pdf_text import looks_like_pdf, pdf_to_markdown
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
@@ -116,12 +119,27 @@ def refuse_binary_type(content_type_header: str | None, url: str) -> None:
         raise unsupported(mtype, url)
 
 
-def sniff_binary(body: bytes) -> str | None:
-    """The type of a recognisably binary body (magic number, or NUL bytes), else None."""
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f\x1b")
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
+
+
+def sniff_binary(body: bytes, *, labelled_text: bool = False) -> str | None:
+    """The type of a recognisably binary body (magic number, or NUL bytes), else None.
+
+    ``labelled_text`` is for a body whose header claims a text type (HTML, Markdown, …): a
+    server can label a PNG or an ELF ``text/html``, and decoding it gives a page full of U+FFFD.
+    Real text can start with the letters of an ASCII magic (``MZ``, ``GIF8``, ``ID3``…), so for
+    a labelled body a magic number counts only together with control bytes that text never has;
+    a UTF-16/32 BOM means text (its NULs are part of the encoding)."""
     head = body[:1024]
+    if head.startswith(_UTF16_BOMS):
+        return None
+    controls = sum(1 for b in head if b < 0x20 and b not in _TEXT_CONTROLS)
     for magic, mtype in MAGIC:
-        if head.startswith(magic):
+        if head.startswith(magic) and (not labelled_text or controls or not magic.isascii()):
             return mtype
+    if labelled_text:  # a stray NUL or control byte in a text page is damage, not a binary file
+        return "application/octet-stream" if controls >= max(8, len(head) // 10) else None
     return "application/octet-stream" if b"\x00" in head else None
 
 
@@ -159,6 +177,8 @@ def _convert(body: bytes, content_type_header: str | None, url: str, bounds: Bou
     if document:  # DOCX, PPTX, XLSX, EPUB, ODT (core/convert/documents.py, zip-bomb checked)
         text, title = document_to_markdown(body, document, url, max_bytes=bounds.max_bytes)
         return Converted(text, title, document)
+    if mtype not in VAGUE_TYPES and (binary := sniff_binary(body, labelled_text=True)):
+        raise unsupported(f"{mtype} (the body looks like {binary})", url)  # magic numbers win over any label
     if mtype in HTML_TYPES or (mtype in VAGUE_TYPES and looks_like_html(body)):
         from webshelf.core.convert.html_markdown import html_to_markdown
 
@@ -170,7 +190,9 @@ def _convert(body: bytes, content_type_header: str | None, url: str, bounds: Bou
         return Converted(converted.markdown, converted.title, "text/html" if mtype in VAGUE_TYPES else mtype)
     if mtype in VAGUE_TYPES and (binary := sniff_binary(body)):
         raise unsupported(f"{mtype or 'unknown'} (the body looks like {binary})", url)
-    if mtype in MARKDOWN_TYPES or mtype in VAGUE_TYPES or mtype.startswith("text/") or mtype.endswith(("/xml", "+xml")):
+    if mtype in MARKDOWN_TYPES:  # passed through, minus what a Markdown renderer never shows
+        return Converted(drop_hidden_markdown(decode(body, charset, html=False)), None, mtype)
+    if mtype in VAGUE_TYPES or mtype.startswith("text/") or mtype.endswith(("/xml", "+xml")):
         return Converted(decode(body, charset, html=False), None, mtype or "text/plain")
     if mtype == "application/json" or mtype.endswith("+json"):
         text = decode(body, charset, html=False)

@@ -1,8 +1,9 @@
 """Drop HTML that a reader never sees, before conversion to Markdown.
 
 Hostile pages hide instructions for AI agents where people cannot see them: ``hidden`` and
-``aria-hidden="true"`` elements, inline ``display:none`` / ``visibility:hidden`` / ``opacity:0``,
-``<template>``, and the code and style blocks (``<script>``, ``<style>``, ``<noscript>``).
+``aria-hidden="true"`` elements, CSS that hides (inline ``style`` or rules of the page's own
+``<style>`` sheets — core/convert/css_hidden.py says which CSS counts and why), ``<template>``,
+HTML comments, and the code and style blocks (``<script>``, ``<style>``, ``<noscript>``).
 Removing them here, as HTML → HTML, keeps this independent of whichever converter follows.
 """
 
@@ -12,18 +13,18 @@ import re
 
 from selectolax.lexbor import LexborHTMLParser
 
+from webshelf.core.convert.css_hidden import (overridden, parse_declarations, sheet_rules, showing_by_property,
+                                              style_hides)
+
 ALWAYS_DROPPED = "script, style, noscript, template, [hidden], [aria-hidden]"
-_INVISIBLE_STYLE = re.compile(
-    r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|opacity\s*:\s*0*(?:\.0+)?)\s*(?:!important\s*)?(?:;|$)",
-    re.IGNORECASE,
-)
-# Cheap pre-check: skip the parse when none of the markers can be present.
-_MAYBE_HIDDEN = re.compile(r"<(?:script|style|noscript|template)\b|\bhidden\b|\bdisplay\s*:\s*none|opacity\s*:\s*0", re.IGNORECASE)
+# Cheap pre-check: skip the parse when none of the markers can be present (a ``style``
+# attribute or sheet is enough: CSS escapes make any spelling possible).
+_MAYBE_HIDDEN = re.compile(r"<(?:script|style|noscript|template)\b|<!--|\bhidden\b|\bstyle\s*=", re.IGNORECASE)
 
 
 def invisible_style(style: str) -> bool:
-    """True for an inline style that hides the element (display:none, visibility:hidden, opacity:0)."""
-    return bool(_INVISIBLE_STYLE.search(style))
+    """True for an inline style that hides the element (core/convert/css_hidden.py: the rules)."""
+    return style_hides(style)
 
 
 def _hides(node) -> bool:  # noqa: ANN001 — selectolax node
@@ -37,16 +38,51 @@ def _hides(node) -> bool:  # noqa: ANN001 — selectolax node
     return False
 
 
+def _sheet_hidden(tree) -> list:  # noqa: ANN001 — selectolax tree
+    """Elements hidden by rules of the page's own ``<style>`` sheets (before those are dropped)."""
+    sheets = [node.text(deep=True) or "" for node in tree.css("style")]
+    if not any(sheets):
+        return []
+    hiding, showing = sheet_rules(sheets)
+    showers: dict | None = None
+    hidden = []
+    for rule in hiding:
+        if not rule.declarations.hides():
+            continue
+        try:
+            nodes = tree.css(rule.selector)
+        except Exception:  # noqa: BLE001 — a selector lexbor cannot parse hides nothing we can find
+            continue
+        if nodes and showers is None:
+            showers = showing_by_property(showing)
+        for node in nodes:
+            style = node.attributes.get("style")
+            if not overridden(node, rule, showers or {}, parse_declarations(style) if style else None):
+                hidden.append(node)
+    return hidden
+
+
 def drop_hidden(html: str) -> str:
     """The same document without hidden elements (their text and children go with them)."""
     if not _MAYBE_HIDDEN.search(html):
         return html
     tree = LexborHTMLParser(html)
-    changed = False
-    # Two passes, each in reverse document order, so a node is removed before its ancestor
-    # (removing an ancestor first would free the descendant's memory under us).
-    for selector, hides in ((ALWAYS_DROPPED, _hides), ("[style]", lambda n: invisible_style(n.attributes.get("style") or ""))):
-        for node in reversed([n for n in tree.css(selector) if hides(n)]):
-            node.decompose()
-            changed = True
-    return (tree.html or "") if changed else html
+    doomed = {id(n): n for n in _sheet_hidden(tree)}
+    for node in tree.css(ALWAYS_DROPPED):
+        if _hides(node):
+            doomed[id(node)] = node
+    for node in tree.css("[style]"):
+        if invisible_style(node.attributes.get("style") or ""):
+            doomed[id(node)] = node
+    comments = [n for n in tree.root.traverse(include_text=True) if n.tag == "-comment"] if tree.root and "<!--" in html else []
+    if not doomed and not comments:
+        return html
+    for node in comments:
+        node.decompose()
+    # In reverse document order, so a node is removed before its ancestor (removing an
+    # ancestor first would free the descendant's memory under us); a node inside a removed
+    # one goes with it.
+    order = {id(n): i for i, n in enumerate(tree.root.traverse())} if tree.root else {}
+    for node in sorted(doomed.values(), key=lambda n: order.get(id(n), -1), reverse=True):
+        node.decompose()
+    return tree.html or ""

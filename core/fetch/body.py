@@ -71,12 +71,12 @@ def decoders(content_encoding: str | None, url: str) -> list[_Zlib | _Brotli]:
     return chain
 
 
-def _through(data: bytes, chain: list[_Zlib | _Brotli]) -> Iterator[bytes]:
+def through(data: bytes, chain: list[_Zlib | _Brotli]) -> Iterator[bytes]:
     if not chain:
         yield data
         return
     for piece in chain[0].feed(data):
-        yield from _through(piece, chain[1:])
+        yield from through(piece, chain[1:])
 
 
 def too_large(url: str, cap: int) -> TooLargeError:
@@ -91,7 +91,7 @@ async def read_capped(raw: AsyncIterator[bytes], content_encoding: str | None, c
     total = 0
     try:
         async for chunk in raw:
-            for piece in _through(chunk, chain):
+            for piece in through(chunk, chain):
                 total += len(piece)
                 if total > cap:
                     raise too_large(url, cap)

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from webshelf.core.fetch import netpolicy
-from webshelf.errors import InvalidURLError
+from webshelf.errors import InvalidURLError, clip
 
 EXAMPLE = "write it like https://example.com/page"
+MAX_URL_CHARS = 16_384  # far past real URLs (browsers and CDNs cut at 8–16 KB); a 5 MB "URL" is an attack
 
 
 @dataclass(frozen=True)
@@ -47,16 +48,19 @@ class CheckedURL:
 
 
 def _syntax(url: str) -> tuple[str, str | None]:
+    if len(url) > MAX_URL_CHARS:
+        raise InvalidURLError(f"{clip(url, quote=True)} is {len(url):,} characters long; webshelf accepts URLs of "
+                              f"up to {MAX_URL_CHARS:,} characters", url=url)
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 — raises ValueError for a port that is not a number in range
     except ValueError as exc:
-        raise InvalidURLError(f"{url!r} is not a valid URL ({exc}); {EXAMPLE}", url=url) from None
+        raise InvalidURLError(f"{clip(url, quote=True)} is not a valid URL ({exc}); {EXAMPLE}", url=url) from None
     scheme = parts.scheme.lower()
     if scheme == "file":
         return scheme, None  # web.allow_file_urls below; web.file_dirs when the file is read
     if scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidURLError(f"{url!r} is not an absolute http(s) URL; {EXAMPLE}", url=url)
+        raise InvalidURLError(f"{clip(url, quote=True)} is not an absolute http(s) URL; {EXAMPLE}", url=url)
     return scheme, parts.hostname.lower().rstrip(".")
 
 

@@ -17,7 +17,9 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from webshelf.errors import BlockedURLError
+import idna
+
+from webshelf.errors import BlockedURLError, InvalidURLError, clip
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -32,7 +34,16 @@ _SECRET_PARAM = re.compile(
     r"|client[_-]?secret|sig|signature|credential|credentials|auth|session[_-]?id)$",
     re.IGNORECASE,
 )
+# Values that are credentials whatever the parameter is called: Google (AIza…), AWS access key
+# ids, GitHub, Slack, OpenAI/Anthropic-style and Stripe keys, JWTs.
+_SECRET_VALUE = re.compile(
+    r"^(?:AIza[0-9A-Za-z_-]{30,}|(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[0-9A-Za-z]{30,}|github_pat_[0-9A-Za-z_]{30,}"
+    r"|xox[abposr]-[0-9A-Za-z-]{10,}|sk-(?:ant-|proj-)?[0-9A-Za-z_-]{20,}|[rs]k_(?:live|test)_[0-9A-Za-z]{16,}"
+    r"|eyJ[0-9A-Za-z_-]{8,}\.eyJ[0-9A-Za-z_-]{8,}\.[0-9A-Za-z_-]*)$"
+)
+_SECRET_NAMES = {"key", "apikey", "access_token", "code_verifier"}  # whole names the pattern above misses
 _HOST_NAME = re.compile(r"^(?:\*\.)?(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$")
+URL_ECHO_CHARS = 300  # the most of a URL an error echoes
 HOW_TO_ALLOW = "if you trust this host, add it to web.allow_hosts (or set web.allow_private: true)"
 
 
@@ -152,11 +163,27 @@ def address_problem(ip: IPAddress) -> str | None:
     return None
 
 
+def secret_param(name: str, value: str) -> bool:
+    """Does this query parameter carry a credential (by its name, or by its value's known shape)?"""
+    return bool(_SECRET_PARAM.search(name) or (name.lower() in _SECRET_NAMES and value.strip()) or _SECRET_VALUE.match(value.strip()))
+
+
+_NOT_INERT = re.compile(r"[\x00-\x20\x7f-\x9f\"'<>\\`\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+
+
 def redact(url: str) -> str:
-    """The URL with userinfo and secret-looking query values replaced by ***, for messages."""
+    """The URL for a message: userinfo and secret-looking query values replaced by ***, made inert
+    and clipped. Redirect targets are chosen by the server, so a message never carries one as
+    readable prose: spaces, quotes, angle brackets, control and invisible characters are
+    percent-encoded (``IGNORE%20ALL%20…``) and the echo is at most ``URL_ECHO_CHARS`` long."""
+    inert = _NOT_INERT.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8")), _redacted(url))
+    return clip(inert, URL_ECHO_CHARS)
+
+
+def _redacted(url: str) -> str:
     parts = urlsplit(url)
     netloc = parts.netloc.rpartition("@")[2] if "@" in parts.netloc else parts.netloc
-    query = "&".join(f"{k}=***" if _SECRET_PARAM.search(k) else (f"{k}={v}" if v else k)
+    query = "&".join(f"{k}=***" if secret_param(k, v) else (f"{k}={v}" if v else k)
                      for k, v in parse_qsl(parts.query, keep_blank_values=True))
     return urlunsplit((parts.scheme, ("***@" if "@" in parts.netloc else "") + netloc, parts.path, query, parts.fragment))
 
@@ -169,13 +196,44 @@ def check_secrets(url: str, policy: Policy) -> None:
     if "@" in parts.netloc:
         where = "a user name or password before the host"
     else:
-        secret = next((k for k, _ in parse_qsl(parts.query, keep_blank_values=True) if _SECRET_PARAM.search(k)), None)
+        secret = next((k for k, v in parse_qsl(parts.query, keep_blank_values=True) if secret_param(k, v)), None)
         if secret is not None:
             where = f"the query parameter {secret!r}"
     if where:
         raise BlockedURLError(
             f"{redact(url)}: refused because the URL carries a credential ({where}); webshelf does not send secrets "
             "found in URLs — remove it, or set web.allow_secret_urls: true if this is intended", url=url)
+
+
+def host_syntax_problem(host: str) -> str | None:
+    """Why a host is not a usable DNS name (None when it is, or is an IP literal).
+
+    Malformed names used to reach the HTTP library and the resolver, which raise ``IDNAError`` or
+    ``UnicodeError`` (an internal error to the agent). The rules: no empty label (``a..b``), labels of
+    at most 63 and names of at most 253 characters, and internationalised labels — ``xn--…`` or
+    non-ASCII — that the IDNA codec (the ``idna`` package httpx uses) accepts."""
+    name = host.rstrip(".")
+    if host.startswith("[") or parse_ip(name) is not None or ":" in name:
+        return None
+    if not name:
+        return "the host name is empty"
+    labels = name.split(".")
+    if any(not label for label in labels):
+        return "the host name has an empty label (two dots in a row, or a leading dot)"
+    long = next((label for label in labels if len(label) > 63), None)
+    if long is not None:
+        return f"a label of the host name is {len(long):,} characters long (DNS allows 63)"
+    if len(name) > 253:
+        return f"the host name is {len(name):,} characters long (DNS allows 253)"
+    for label in labels:
+        try:
+            if not label.isascii():
+                idna.encode(label, uts46=True)
+            elif label.lower().startswith("xn--"):
+                idna.decode(label)
+        except (idna.IDNAError, UnicodeError, ValueError) as exc:
+            return f"the label {clip(label, 80, quote=True)} is not a valid internationalised name ({exc})"
+    return None
 
 
 def check_host(host: str, url: str, policy: Policy) -> IPAddress | None:
@@ -200,9 +258,9 @@ def check_url(url: str, policy: Policy, *, first_hop: bool = True) -> None:
     scheme = parts.scheme.lower()
     if scheme == "file":
         if not first_hop:
-            raise BlockedURLError(f"{url}: refused: a redirect to a file:// URL is never followed", url=url)
+            raise BlockedURLError(f"{clip(url, URL_ECHO_CHARS)}: refused: a redirect to a file:// URL is never followed", url=url)
         if not policy.allow_file_urls:
-            raise BlockedURLError(f"{url}: refused: file:// URLs are off; set web.allow_file_urls: true and list "
+            raise BlockedURLError(f"{clip(url, URL_ECHO_CHARS)}: refused: file:// URLs are off; set web.allow_file_urls: true and list "
                                   "the directories in web.file_dirs", url=url)
         return
     if scheme not in ("http", "https"):
@@ -212,6 +270,9 @@ def check_url(url: str, policy: Policy, *, first_hop: bool = True) -> None:
         check_secrets(url, policy)
     if not parts.hostname:
         raise BlockedURLError(f"{redact(url)}: refused: the URL has no host", url=url)
+    if problem := host_syntax_problem(parts.hostname):
+        raise InvalidURLError(f"{redact(url)}: not a valid URL: {problem}; check the host name "
+                              "(write it like https://example.com/page)", url=url)
     check_host(parts.hostname, url, policy)
 
 

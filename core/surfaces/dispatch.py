@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from webshelf.core.bridge import run_sync
 from webshelf.core.config import Config, load_config
-from webshelf.errors import InputError, WebshelfError
+from webshelf.errors import InputError, WebshelfError, clip
 from webshelf.core.extract import web_extract
 from webshelf.core.models import ExtractResult
 from webshelf.core.read import read_file
@@ -50,16 +50,16 @@ def parse_arguments(name: str, arguments: Mapping[str, Any] | str | None) -> Too
     OpenAI-style APIs deliver them)."""
     spec = TOOLS.get(name)
     if spec is None:
-        raise InputError(f"unknown tool {name!r}; the tools are {', '.join(TOOLS)}")
+        raise InputError(f"unknown tool {clip(name, quote=True)}; the tools are {', '.join(TOOLS)}")
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
-            raise InputError(f"{name}: arguments are not valid JSON ({exc.msg} at position {exc.pos})") from None
+            raise InputError(f"{clip(name)}: arguments are not valid JSON ({exc.msg} at position {exc.pos})") from None
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, Mapping):
-        raise InputError(f"{name}: arguments must be a JSON object, got {type(arguments).__name__}")
+        raise InputError(f"{clip(name)}: arguments must be a JSON object, got {type(arguments).__name__}")
     try:
         return spec.args.model_validate(dict(arguments))
     except ValidationError as exc:
@@ -73,7 +73,7 @@ def _problem(err: Mapping[str, Any]) -> str:
         return "unknown argument"
     if err["type"] == "missing":
         return "required argument is missing"
-    return f"{err['msg']} (got {err.get('input')!r})"
+    return f"{err['msg']} (got {clip(err.get('input'), quote=True)})"
 
 
 async def extract_for_agent(args: WebExtractArgs, config: Config, runtimes: Sequence[Any] = ()) -> list[ExtractResult]:
@@ -113,7 +113,8 @@ async def run_tool(name: str, arguments: Mapping[str, Any] | str | None, *, conf
         return ToolOutput(error_text(exc) + "\n", is_error=True)
     except Exception as exc:  # noqa: BLE001 — a bug must reach the model as text, not crash its loop
         log.exception("tool %s failed unexpectedly", name)
-        return ToolOutput(f"error[internal_error]: {name} failed: {type(exc).__name__}: {exc}\n", is_error=True)
+        return ToolOutput(f"error[internal_error]: {clip(name)} failed: {type(exc).__name__}: {clip(exc, 1000)}\n",
+                          is_error=True)
 
 
 def call_tool(name: str, arguments: Mapping[str, Any] | str | None = None, *, config: Config | None = None,

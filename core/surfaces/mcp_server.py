@@ -115,8 +115,11 @@ async def refuse_stdio(exc: WebshelfError) -> None:
 
 
 async def serve_stdio(config: Config, runtimes: Sequence[Any] = ()) -> None:
-    """Serve one MCP client on stdin/stdout until it disconnects."""
-    _, _, stdio_server = _sdk()
+    """Serve one MCP client on stdin/stdout until it disconnects; malformed JSON-RPC is answered
+    in front of the SDK (core/surfaces/mcp_guard.py), so no client waits for ever on an id."""
+    _sdk()
+    from webshelf.core.surfaces.mcp_guard import guarded_stdio
+
     server = build_server(config, runtimes)
-    async with stdio_server() as (read_stream, write_stream):
+    async with guarded_stdio() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

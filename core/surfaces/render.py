@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from webshelf.core.models import ExtractResult
+from webshelf.errors import clip
+
+URL_ECHO_CHARS = 1_000  # a header echoes at most this much of a (hostile, megabytes-long) URL
 
 Surface = Literal["tool", "cli"]
 
@@ -83,7 +86,7 @@ def join(parts: Sequence[Block]) -> str:
     """One block alone as it is; several headed by their URL and separated by a blank line."""
     if len(parts) == 1:
         return parts[0].text
-    return "\n".join(f"==> {b.url} <==\n{b.text}" for b in parts)
+    return "\n".join(f"==> {clip(b.url, URL_ECHO_CHARS)} <==\n{b.text}" for b in parts)
 
 
 def render_results(results: Sequence[ExtractResult], budget: int | None = None, *,

@@ -1,0 +1,334 @@
+"""Which CSS hides an element from a reader: inline ``style`` attributes and the page's own sheets.
+
+Hostile pages hide instructions for AI agents in text a person never sees. A regex over the
+``style`` attribute misses the spellings browsers accept (``display:n\\one``,
+``visibility:hidd\\65n``, ``opacity:.00``, ``opacity:0%``) and every rule in a ``<style>``
+sheet, so declarations are read with tinycss2 (a CSS Syntax Level 3 tokenizer: escapes, comments
+and case are resolved as a browser does) and judged by value, not by spelling.
+
+What counts as hidden (``hides``), each a common prompt-injection technique:
+
+- ``display:none``; ``visibility:hidden`` or ``collapse``; ``opacity`` at most 0.05;
+- ``font-size`` under 1px (``0``, ``0.5px``, under 1pt, under 0.1em/rem, under 10%);
+- ``transform`` with ``scale(0)``, ``scaleX(0)``, ``scaleY(0)`` (or ``scale(0, …)``);
+- ``clip: rect(0 0 0 0)`` / ``rect(0,0,0,0)`` (any all-zero rect) and ``clip-path: inset(50%)``
+  or more, ``circle(0)``;
+- a zero-size box: ``width`` or ``height`` (or ``max-width``/``max-height``) 0 together with
+  ``overflow: hidden`` or ``clip``;
+- off-screen: ``left``, ``top``, ``right``, ``text-indent`` or ``margin-left`` at -1000px or beyond
+  (em/rem counted as 16px);
+- a transparent text colour: ``color: transparent`` or an alpha of 0 (``rgba(…, 0)``, ``hsla``,
+  ``#rgb0``, ``#rrggbb00``).
+
+Not judged, on purpose: text coloured like its background (needs the full cascade of both
+colours through every ancestor, background images and gradients — a guess either way would
+drop real text or keep hidden text, so it is left visible) and layout that only a rendering
+engine knows (an element covered by another). Those need a browser; the browser backend renders.
+
+Sheets (``hiding_selectors``): top-level rules and rules inside ``@media`` for ``all``/``screen``
+(not ``print``, not size queries — those hide only on some screens). A selector with a
+pseudo-element or a state pseudo-class (``:hover``, ``:focus``, …) is skipped: it does not hide
+the element as served. A later or more specific rule that shows the element again is honoured
+for ``display``, ``visibility`` and ``opacity`` (``overridden``); an inline ``style`` beats the
+sheet unless the sheet says ``!important``. The work is bounded: at most ``MAX_SHEET_CHARS`` of
+CSS and ``MAX_RULES`` rules are read per page.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import tinycss2
+
+MAX_SHEET_CHARS = 1_000_000
+MAX_RULES = 5_000
+_STATES = re.compile(r"::|:(?:hover|focus|focus-within|focus-visible|active|visited|target|checked|open|popover-open)\b",
+                     re.IGNORECASE)
+_OFFSCREEN_PROPS = {"left", "top", "right", "text-indent", "margin-left"}
+SINGLE = ("display", "visibility", "opacity")  # properties whose own value alone decides
+
+
+def _tokens(value: list) -> list:
+    return [t for t in value if t.type not in ("whitespace", "comment")]
+
+
+def _px(token) -> float | None:  # noqa: ANN001 — a tinycss2 token
+    """A length token in px (em/rem as 16px, pt as 4/3 px); None if not a length."""
+    if token.type == "number" and token.value == 0:
+        return 0.0
+    if token.type == "dimension":
+        unit = token.lower_unit
+        scale = {"px": 1.0, "em": 16.0, "rem": 16.0, "pt": 4 / 3, "pc": 16.0, "in": 96.0, "cm": 37.8, "mm": 3.78,
+                 "vw": 10.0, "vh": 10.0, "ch": 8.0, "ex": 8.0}.get(unit)
+        return token.value * scale if scale is not None else None
+    return None
+
+
+def _ident(tokens: list) -> str | None:
+    return tokens[0].lower_value if len(tokens) == 1 and tokens[0].type == "ident" else None
+
+
+def _numbers(function) -> list[float]:  # noqa: ANN001
+    return [t.value for t in function.arguments if t.type in ("number", "percentage", "dimension")]
+
+
+def _transparent(tokens: list) -> bool:
+    if _ident(tokens) == "transparent":
+        return True
+    if len(tokens) == 1 and tokens[0].type == "hash":
+        h = tokens[0].value.lower()
+        return (len(h) == 4 and h[3] == "0") or (len(h) == 8 and h[6:] == "00")
+    if len(tokens) == 1 and tokens[0].type == "function" and tokens[0].lower_name in ("rgba", "rgb", "hsla", "hsl"):
+        args = [t for t in tokens[0].arguments if t.type not in ("whitespace", "comment")]
+        if len(args) >= 2 and args[-2].type == "literal" and args[-2].value in ("/", ","):
+            alpha = args[-1]
+            return alpha.type in ("number", "percentage") and alpha.value == 0
+    return False
+
+
+def _declaration_hides(name: str, tokens: list) -> bool:
+    """Does this one declaration hide the element by itself?"""
+    if not tokens:
+        return False
+    if name == "display":
+        return _ident(tokens) == "none"
+    if name == "visibility":
+        return _ident(tokens) in ("hidden", "collapse")
+    if name == "opacity":
+        t = tokens[0]
+        return len(tokens) == 1 and ((t.type == "number" and t.value <= 0.05) or (t.type == "percentage" and t.value <= 5))
+    if name == "font-size":
+        t = tokens[0]
+        if len(tokens) != 1:
+            return False
+        if t.type == "percentage":
+            return t.value < 10
+        if t.type == "dimension" and t.lower_unit in ("em", "rem"):
+            return t.value < 0.1
+        px = _px(t)
+        return px is not None and px < 1
+    if name == "transform":
+        return any(t.type == "function" and t.lower_name in ("scale", "scalex", "scaley", "scale3d")
+                   and 0 in _numbers(t)[:2] for t in tokens)
+    if name == "clip":
+        t = tokens[0]
+        return t.type == "function" and t.lower_name == "rect" and all(v == 0 for v in _numbers(t)) and bool(_numbers(t))
+    if name == "clip-path":
+        t = tokens[0]
+        if t.type != "function":
+            return False
+        values = [a for a in t.arguments if a.type in ("percentage", "number", "dimension")]
+        if t.lower_name == "inset":
+            return bool(values) and values[0].type == "percentage" and values[0].value >= 50
+        if t.lower_name == "circle":
+            return bool(values) and values[0].value == 0
+        return False
+    if name == "color":
+        return _transparent(tokens)
+    if name in _OFFSCREEN_PROPS:
+        px = _px(tokens[0]) if len(tokens) == 1 else None
+        return px is not None and px <= -1000
+    return False
+
+
+@dataclass
+class Declarations:
+    """The properties of one declaration block: name → (tokens, important)."""
+
+    values: dict[str, tuple[list, bool]]
+
+    def hides(self) -> bool:
+        if any(_declaration_hides(name, tokens) for name, (tokens, _) in self.values.items()):
+            return True
+        overflow = _ident(self.values.get("overflow", ([], False))[0]) in ("hidden", "clip")
+        if overflow:
+            for prop in ("width", "height", "max-width", "max-height"):
+                tokens = self.values.get(prop, ([], False))[0]
+                if len(tokens) == 1 and _px(tokens[0]) == 0:
+                    return True
+        return False
+
+    def shows(self, prop: str) -> bool | None:
+        """For a SINGLE property: True if this block sets it to a visible value, None if unset."""
+        if prop not in self.values:
+            return None
+        return not _declaration_hides(prop, self.values[prop][0])
+
+
+def parse_declarations(text: str) -> Declarations:
+    values: dict[str, tuple[list, bool]] = {}
+    for item in tinycss2.parse_blocks_contents(text, skip_whitespace=True, skip_comments=True):
+        if item.type == "declaration":
+            values[item.lower_name] = (_tokens(item.value), bool(item.important))
+    return Declarations(values)
+
+
+def style_hides(style: str) -> bool:
+    """True for an inline ``style`` that hides its element (see the module doc for the rules)."""
+    return parse_declarations(style).hides()
+
+
+class SheetRule:
+    """One selector of a sheet rule; its declarations are parsed on first use (most never are)."""
+
+    __slots__ = ("selector", "body", "specificity", "order", "_declarations")
+
+    def __init__(self, selector: str, body: str, order: int) -> None:
+        self.selector, self.body, self.order = selector, body, order
+        self.specificity = specificity(selector)
+        self._declarations: Declarations | None = None
+
+    @property
+    def declarations(self) -> Declarations:
+        if self._declarations is None:
+            self._declarations = parse_declarations(_relevant(self.body))
+        return self._declarations
+
+
+RELEVANT = {*SINGLE, "font-size", "transform", "clip", "clip-path", "color", "overflow", "width", "height",
+            "max-width", "max-height", *_OFFSCREEN_PROPS}
+_ZERO_BOX = re.compile(r"(?:^|;)\s*(?:max-)?(?:width|height)\s*:\s*0(?:px|em|rem|%)?\s*(?:;|$|!)", re.IGNORECASE)
+_HEX_ALPHA = re.compile(r"#(?:[0-9a-f]{3}0|[0-9a-f]{6}00)\b", re.IGNORECASE)
+
+
+def _relevant(body: str) -> str:
+    """Only the declarations this module judges (tinycss2's cost grows with the text); a body
+    with a backslash (an escape could spell any name) is kept whole."""
+    if "\\" in body:
+        return body
+    return ";".join(d for d in body.split(";") if d.partition(":")[0].strip().lower() in RELEVANT)
+
+
+def may_hide(body: str) -> bool:
+    """A cheap, generous text test: could this block hide its element? (False is certain.)"""
+    if "\\" in body:
+        return True
+    for declaration in body.split(";"):
+        name, _, value = declaration.partition(":")
+        name, value = name.strip().lower(), value.strip().lower()
+        if not value:
+            continue
+        if name == "display" and "none" in value or name == "visibility" and ("hidden" in value or "collapse" in value):
+            return True
+        if name in ("opacity", "font-size") and value[:1] in "0.":
+            return True
+        if name == "font-size" and "%" in value:
+            return True
+        if name == "transform" and "scale" in value or name in ("clip", "clip-path"):
+            return True
+        if name == "color" and ("transparent" in value or "rgb" in value or "hsl" in value or _HEX_ALPHA.search(value)):
+            return True
+        if name in _OFFSCREEN_PROPS and value.startswith("-") and sum(c.isdigit() for c in value) >= 3:
+            return True
+        if name == "overflow" and ("hidden" in value or "clip" in value) and _ZERO_BOX.search(body):
+            return True
+    return False
+
+
+_ID = re.compile(r"#[\w-]+")
+_CLASSLIKE = re.compile(r"\.[\w-]+|\[[^\]]*\]|:(?!not\b|is\b|where\b)[\w-]+")
+_TAG = re.compile(r"(?:^|[\s>+~(])([a-zA-Z][\w-]*)")
+_CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.DOTALL)
+_BRACE = re.compile(r"[{};]")
+MAYBE_SHOWS = re.compile(r"display|visibility|opacity|\\", re.IGNORECASE)
+
+
+def specificity(selector: str) -> tuple[int, int, int]:
+    """An approximation of CSS specificity (ids, classes/attributes/pseudo-classes, types)."""
+    stripped = re.sub(r"\[[^\]]*\]", "[]", selector)
+    return (len(_ID.findall(stripped)), len(_CLASSLIKE.findall(stripped)), len(_TAG.findall(stripped)))
+
+
+def _media_applies(prelude: str) -> bool:
+    text = " ".join(prelude.lower().split())
+    return text in ("@media all", "@media screen", "@media only screen", "@supports") or text.startswith("@supports ")
+
+
+def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
+    """(rules that may hide, rules that may show again) of the page's sheets, in document order,
+    one selector each. The sheets are split at braces by a regex scan and only blocks that pass
+    a cheap text test are ever tokenized (tinycss2 over a whole framework sheet costs ~50 ms)."""
+    hiding: list[SheetRule] = []
+    showing: list[SheetRule] = []
+    budget = MAX_SHEET_CHARS
+    order = 0
+    for sheet in sheets:
+        if budget <= 0 or len(hiding) + len(showing) >= MAX_RULES:
+            break
+        css = _CSS_COMMENT.sub("", sheet[:budget])
+        budget -= len(css)
+        stack: list[tuple[str, bool]] = []  # (prelude, applies) of the open blocks
+        start = 0
+        for m in _BRACE.finditer(css):
+            ch = m.group()
+            if ch == ";":
+                if not stack or stack[-1][0].startswith("@"):
+                    start = m.end()  # an at-statement (@import …;) between rules
+                continue
+            if ch == "{":
+                prelude = css[start:m.start()].strip()
+                parent = stack[-1][1] if stack else True
+                applies = parent and (not prelude.startswith("@") or _media_applies(prelude))
+                if stack and not stack[-1][0].startswith("@"):
+                    applies = False  # a nested rule inside a style rule: not judged
+                stack.append((prelude, applies))
+                start = m.end()
+                continue
+            if not stack:
+                start = m.end()
+                continue
+            prelude, applies = stack.pop()
+            body = css[start:m.start()] if not prelude.startswith("@") else ""
+            start = m.end()
+            if not applies or prelude.startswith("@") or not body.strip():
+                continue
+            hides, shows = may_hide(body), bool(MAYBE_SHOWS.search(body))
+            if not (hides or shows):
+                continue
+            for selector in prelude.split(","):
+                selector = selector.strip()
+                if selector and not _STATES.search(selector):
+                    order += 1
+                    rule = SheetRule(selector, body, order)
+                    if hides:
+                        hiding.append(rule)
+                    if shows:
+                        showing.append(rule)
+    return hiding, showing
+
+
+def showing_by_property(showing: list[SheetRule]) -> dict[str, list[SheetRule]]:
+    """For each SINGLE property, the rules that set it to a visible value (parsed once per page)."""
+    out: dict[str, list[SheetRule]] = {}
+    for prop in SINGLE:
+        out[prop] = [r for r in showing if (prop in r.body.lower() or "\\" in r.body) and r.declarations.shows(prop)]
+    return out
+
+
+def overridden(node, rule: SheetRule, showers: dict[str, list[SheetRule]],  # noqa: ANN001
+               inline: Declarations | None) -> bool:
+    """Is a hiding ``rule`` undone for ``node`` by the cascade (a SINGLE property shown again by
+    an inline style or by a more specific / later matching rule)? Multi-property hiding
+    (zero-size, clip, off-screen) is taken as hiding."""
+    values = rule.declarations.values
+    props = [p for p in values if _declaration_hides(p, values[p][0])]
+    if not props or any(p not in SINGLE for p in props) or Declarations(
+            {k: v for k, v in values.items() if k not in SINGLE}).hides():
+        return False
+    for prop in props:
+        important = values[prop][1]
+        if inline is not None and inline.shows(prop) and (not important or inline.values[prop][1]):
+            continue
+        rank = (important, rule.specificity, rule.order)
+        if not any(other is not rule and (other.declarations.values[prop][1], other.specificity, other.order) > rank
+                   and _matches(node, other.selector) for other in showers.get(prop, ())):
+            return False
+    return True
+
+
+def _matches(node, selector: str) -> bool:  # noqa: ANN001
+    try:
+        return bool(node.css_matches(selector))
+    except Exception:  # noqa: BLE001 — selectolax raises its own error for selectors lexbor cannot parse
+        return False

@@ -1,0 +1,230 @@
+"""JSON-RPC 2.0 checks in front of the MCP SDK's stdio transport, so every bad message gets an answer.
+
+The SDK drops what it cannot validate: a line that is not JSON, a batch array, ``params`` that
+is not an object, an object or boolean ``id``, a missing or wrong ``jsonrpc``, a non-string
+``method`` or arguments nested 100,000 deep get no reply at all — and a client waiting on that
+id hangs for ever. ``check_line`` judges each line first, as JSON-RPC 2.0 says a server must:
+
+- not JSON → ``-32700`` Parse error, ``id: null``;
+- not an object, an invalid ``id`` (object, array, boolean, fraction), ``jsonrpc`` not ``"2.0"``,
+  a ``method`` that is not a string, ``params`` that is neither object nor array → ``-32600``
+  Invalid Request, with the id when the message carries a valid one;
+- ``params`` an array (MCP takes named parameters only), or nesting deeper than ``MAX_DEPTH``
+  → ``-32602`` Invalid params, with the id (the depth is counted by a scan before any parser
+  recurses, so 100k-deep arguments cannot raise ``RecursionError``);
+- a batch array → one ``-32600`` per element that needs an answer (MCP has no batches), as an
+  array; an empty batch → one ``-32600``.
+
+A well-formed notification (no ``id``) is never answered, as JSON-RPC requires. Everything else
+goes to the SDK unchanged, and the server keeps serving. ``guarded_stdio`` wires this in: it
+feeds the SDK's ``stdio_server`` a filtered stdin and a stdout whose writes are serialised, so
+a guard answer never tears an SDK frame.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+MAX_DEPTH = 64  # far deeper than any tool's arguments; deep enough that parsers never recurse far
+_NO_ID = object()
+
+
+def _depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in a JSON text, counted outside strings (no recursion)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _top_level_id(text: str) -> object:
+    """The ``id`` member of a top-level object found by scanning (for a text too deep to parse), or _NO_ID."""
+    decoder = json.JSONDecoder()
+    depth = 0
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            try:
+                key, end = decoder.raw_decode(text, i)
+            except ValueError:
+                return _NO_ID
+            if depth == 1 and key == "id":
+                j = end
+                while j < n and text[j] in " \t\r\n":
+                    j += 1
+                if j < n and text[j] == ":":
+                    j += 1
+                    while j < n and text[j] in " \t\r\n":
+                        j += 1
+                    if j < n and text[j] not in "[{":
+                        try:
+                            return decoder.raw_decode(text, j)[0]
+                        except ValueError:
+                            return _NO_ID
+            i = end
+            continue
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        i += 1
+    return _NO_ID
+
+
+def _valid_id(value: object) -> bool:
+    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def error(code: int, message: str, id_: object = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id_ if _valid_id(id_) else None, "error": {"code": code, "message": message}}
+
+
+def _check_message(message: object) -> dict[str, Any] | None:
+    """The error answer for one decoded message, or None when it may go to the SDK (or, for a
+    well-formed notification with bad params, be dropped: see ``check_line``)."""
+    if not isinstance(message, dict):
+        return error(INVALID_REQUEST, f"Invalid Request: a JSON-RPC message must be an object, not {_kind(message)}")
+    has_id = "id" in message
+    id_ = message.get("id")
+    if has_id and not _valid_id(id_):
+        return error(INVALID_REQUEST, f"Invalid Request: id must be a string or an integer, not {_kind(id_)}")
+    answer_id = id_ if has_id else None
+    if message.get("jsonrpc") != "2.0":
+        return error(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be exactly "2.0"', answer_id)
+    if "method" not in message:
+        if has_id and ("result" in message or "error" in message):
+            return None  # a response from the client (to a server request): the SDK's
+        return error(INVALID_REQUEST, 'Invalid Request: "method" is missing', answer_id)
+    if not isinstance(message["method"], str):
+        return error(INVALID_REQUEST, f'Invalid Request: "method" must be a string, not {_kind(message["method"])}',
+                     answer_id)
+    if "params" in message:
+        params = message["params"]
+        if isinstance(params, list):
+            return error(INVALID_PARAMS, "Invalid params: MCP takes named parameters (an object), not an array",
+                         answer_id)
+        if not isinstance(params, dict):
+            return error(INVALID_REQUEST, f'Invalid Request: "params" must be an object, not {_kind(params)}',
+                         answer_id)
+    return None
+
+
+def _kind(value: object) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null",
+            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def check_line(line: str) -> dict[str, Any] | list[dict[str, Any]] | None | bool:
+    """What to do with one line from the client: ``None`` to pass it to the SDK, ``False`` to
+    drop it silently, else the JSON-RPC answer (an object, or an array for a batch)."""
+    text = line.strip()
+    if not text:
+        return False
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(text) > MAX_DEPTH:  # the count is a cheap bound
+        id_ = _top_level_id(text)
+        if id_ is _NO_ID:
+            return False if text.startswith("{") and '"method"' in text[:4096] else error(
+                INVALID_REQUEST, f"Invalid Request: nested deeper than {MAX_DEPTH} levels")
+        return error(INVALID_PARAMS, f"Invalid params: nested deeper than {MAX_DEPTH} levels", id_)
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return error(PARSE_ERROR, f"Parse error: {exc}"[:200])
+    if isinstance(message, list):
+        if not message:
+            return error(INVALID_REQUEST, "Invalid Request: an empty batch")
+        answers = []
+        for item in message:
+            if isinstance(item, dict) and "id" not in item and isinstance(item.get("method"), str):
+                continue  # a notification: never answered
+            id_ = item.get("id") if isinstance(item, dict) else None
+            answers.append(error(INVALID_REQUEST, "Invalid Request: batches are not supported by MCP; send each "
+                                 "message on its own line", id_))
+        return answers or False
+    verdict = _check_message(message)
+    if verdict is not None and isinstance(message, dict) and "id" not in message and isinstance(
+            message.get("method"), str) and message.get("jsonrpc") == "2.0":
+        return False  # a notification gets no answer, even a bad one
+    return verdict
+
+
+class _SerialisedStdout:
+    """The wire to the client: each write is one whole frame, written and flushed under a lock."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self._lock = anyio.Lock()
+
+    async def write(self, data: str) -> None:
+        async with self._lock:
+            await self._raw.write(data)
+            await self._raw.flush()
+
+    async def flush(self) -> None:
+        return None
+
+
+class _GuardedStdin:
+    """Lines from the client; bad ones are answered on stdout here and never reach the SDK."""
+
+    def __init__(self, raw: Any, stdout: _SerialisedStdout) -> None:
+        self._raw = raw
+        self._stdout = stdout
+
+    def __aiter__(self) -> AsyncIterator[str]:  # an async generator is the iterator
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        async for line in self._raw:
+            verdict = check_line(line)
+            if verdict is None:
+                yield line
+            elif verdict is not False:
+                await self._stdout.write(json.dumps(verdict, separators=(",", ":")) + "\n")
+
+
+@asynccontextmanager
+async def guarded_stdio() -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's ``stdio_server`` streams, with ``check_line`` in front of it.
+
+    Like the SDK, the wire is moved to private descriptors while serving — fd 0 reads the null
+    device and fd 1 goes to stderr — so a handler's stray ``print`` never corrupts a frame."""
+    from mcp.server.stdio import stdio_server
+
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    sys.stdout.flush()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    os.close(null)
+    stdin = anyio.wrap_file(open(wire_in, "r", encoding="utf-8", errors="replace", closefd=False))
+    stdout = _SerialisedStdout(anyio.wrap_file(open(wire_out, "w", encoding="utf-8", closefd=False)))
+    try:
+        async with stdio_server(stdin=_GuardedStdin(stdin, stdout), stdout=stdout) as streams:  # type: ignore[arg-type]
+            yield streams
+    finally:
+        os.dup2(wire_in, 0)
+        os.dup2(wire_out, 1)
