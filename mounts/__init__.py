@@ -3,8 +3,9 @@ read-only), the publish/retract contract, and the transfer seam for sync runtime
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from webshelf._lazy import lazy_getattr
 
 # name -> module; imported on first use (PEP 562), so importing one submodule — a runtime's
 # config model, which every config load needs — does not import the publish and sync machinery (issue 15)
@@ -27,10 +28,4 @@ if TYPE_CHECKING:
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

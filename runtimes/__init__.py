@@ -14,8 +14,9 @@ of a webshelf config. Adapters raise the runtime classes of the one error tree
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from webshelf._lazy import lazy_getattr
 
 # name -> module; imported on first use (PEP 562), so importing one submodule — a runtime's
 # config model, which every config load needs — does not import the adapters' base and the mounts room (issue 15)
@@ -32,10 +33,4 @@ if TYPE_CHECKING:
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

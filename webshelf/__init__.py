@@ -8,14 +8,15 @@
 This package is the distribution's one import name. The rooms live in the repository's
 top-level folders and are installed below it (``webshelf.core``, ``webshelf.cache``,
 ``webshelf.mounts``, ``webshelf.runtimes``; see docs/architecture.md). Importing ``webshelf``
-is cheap: each public name is imported on first use (PEP 562), so ``webshelf read`` or a
+is cheap: each public name is imported on first use (PEP 562, webshelf/_lazy.py), so ``webshelf read`` or a
 program that only needs ``read_file`` never loads httpx, selectolax or an SDK.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from webshelf._lazy import lazy_getattr
 
 # public name -> the module that defines it
 _PUBLIC: dict[str, str] = {
@@ -44,13 +45,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs only; at run time names load laz
     from webshelf.errors import WebshelfError
 
 
-def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module 'webshelf' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_getattr(__name__, _PUBLIC, globals())
 
 
 def __dir__() -> list[str]:
