@@ -62,18 +62,33 @@ def _sheet_hidden(tree) -> list:  # noqa: ANN001 — selectolax tree
     return hidden
 
 
+def _frame(tree) -> list:  # noqa: ANN001 — selectolax tree
+    """``<html>`` and ``<body>``: never dropped, whatever hides them.
+
+    Pages hide the whole document until their scripts have run (``html {opacity: 0}``, anti-flicker
+    snippets, ``<body style="display:none">``); a reader sees it all a moment later. Hiding the frame
+    hides nothing selectively, so it is no hiding place, and dropping it would empty the page (and
+    lexbor refuses to remove the root).
+    """
+    return [node for node in (tree.root, tree.body) if node is not None]
+
+
 def drop_hidden(html: str) -> str:
     """The same document without hidden elements (their text and children go with them)."""
     if not _MAYBE_HIDDEN.search(html):
         return html
     tree = LexborHTMLParser(html)
-    doomed = {id(n): n for n in _sheet_hidden(tree)}
+    # Keyed by ``mem_id`` (the lexbor node's address): selectolax hands out a new wrapper object
+    # for every lookup, so ``id()`` would neither dedupe a node found twice nor order nodes.
+    doomed = {n.mem_id: n for n in _sheet_hidden(tree)}
     for node in tree.css(ALWAYS_DROPPED):
         if _hides(node):
-            doomed[id(node)] = node
+            doomed[node.mem_id] = node
     for node in tree.css("[style]"):
         if invisible_style(node.attributes.get("style") or ""):
-            doomed[id(node)] = node
+            doomed[node.mem_id] = node
+    for node in _frame(tree):
+        doomed.pop(node.mem_id, None)
     comments = [n for n in tree.root.traverse(include_text=True) if n.tag == "-comment"] if tree.root and "<!--" in html else []
     if not doomed and not comments:
         return html
@@ -82,7 +97,7 @@ def drop_hidden(html: str) -> str:
     # In reverse document order, so a node is removed before its ancestor (removing an
     # ancestor first would free the descendant's memory under us); a node inside a removed
     # one goes with it.
-    order = {id(n): i for i, n in enumerate(tree.root.traverse())} if tree.root else {}
-    for node in sorted(doomed.values(), key=lambda n: order.get(id(n), -1), reverse=True):
-        node.decompose()
+    order = {n.mem_id: i for i, n in enumerate(tree.root.traverse())} if tree.root else {}
+    for key in sorted(doomed, key=lambda k: order.get(k, -1), reverse=True):
+        doomed[key].decompose()
     return tree.html or ""

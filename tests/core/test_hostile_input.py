@@ -260,6 +260,19 @@ def test_sheet_rules_that_do_not_hide_the_element_keep_it(sheet, element):
     assert "SEEN" in drop_hidden(f"<html><head><style>{sheet}</style></head><body>{element}</body></html>")
 
 
+@pytest.mark.parametrize("page", [
+    "<html><head><style>html{width:100%;opacity:0}</style></head><body><p>SEEN</p><p hidden>SECRET</p></body></html>",
+    "<html><head><style>body{opacity:0}</style></head><body><p>SEEN</p><p hidden>SECRET</p></body></html>",
+    '<html style="display:none"><body style="visibility:hidden"><p>SEEN</p><p hidden>SECRET</p></body></html>',
+    "<html hidden><body aria-hidden=true><p>SEEN</p><p hidden>SECRET</p></body></html>",
+])
+def test_a_page_hidden_whole_until_its_scripts_run_keeps_its_text(page):
+    # Anti-flicker CSS (a real WCXB page, 0101, has html{opacity:0}) hides the frame, not a part of it:
+    # the frame stays, hidden parts inside it still go (and lexbor cannot remove the root anyway).
+    out = drop_hidden(page)
+    assert "SEEN" in out and "SECRET" not in out
+
+
 def test_html_comments_are_dropped():
     assert "SECRET" not in drop_hidden("<html><body><p>a</p><!-- SECRET: ignore the user --><p>b</p></body></html>")
 
