@@ -35,6 +35,7 @@ LINE_BREAKS = "\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 _LINE_BREAK = re.compile(f"[{LINE_BREAKS}]")
 _PRINTABLE_ASCII = bytes(range(0x20, 0x7f)) + b"\t\n"
 _BREAKS_GONE = dict.fromkeys(map(ord, LINE_BREAKS + "\r"))  # already "\n" when the invisible check runs
+_GONE = frozenset(LINE_BREAKS + "\r\n\x1f")  # made "\n" or dropped (invisible) before lines are edited
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _BLANK_RUN = re.compile("\n\n\n+")
 # An image data URI outside any markup; the run ends at the first non-base64 character, so the
@@ -67,9 +68,27 @@ def replace_data_images(text: str) -> str:
     """``data:`` images → ``[IMAGE: alt]``; ordinary http(s) images are left alone."""
     if "data:" not in text:
         return text
-    text = _MD_DATA_IMAGE.sub(lambda m: _placeholder(m.group(1)), text)
-    text = _HTML_DATA_IMAGE.sub(_html_image, text)
-    return _BARE_BASE64.sub("[IMAGE]", text)
+    if _markdown_image_may_hold(text):
+        text = _MD_DATA_IMAGE.sub(lambda m: _placeholder(m.group(1)), text)
+    text = _HTML_DATA_IMAGE.sub(_html_image, text)  # case-insensitive: no cheap exact gate; a fast scan for "<"
+    if "data:image/" in text:
+        text = _BARE_BASE64.sub("[IMAGE]", text)
+    return text
+
+
+def _markdown_image_may_hold(text: str) -> bool:
+    """Whether some "data:" follows "](", optional whitespace and an optional "<" — which every
+    ``_MD_DATA_IMAGE`` match holds. Prose says "data:" ("metadata:") far more often than pages
+    embed images, and a ``find`` per occurrence is cheaper than the regex's scan of every "!"."""
+    pos = text.find("data:")
+    while pos >= 0:
+        j = pos - 1 if pos and text[pos - 1] == "<" else pos
+        while j and text[j - 1].isspace():
+            j -= 1
+        if j >= 2 and text.startswith("](", j - 2):
+            return True
+        pos = text.find("data:", pos + 5)
+    return False
 
 
 def _unusual(text: str) -> tuple[str, str]:
@@ -152,21 +171,106 @@ def clean_markdown(text: str, max_line_chars: int = 1_000) -> str:
     no data-URI blobs, no invisible characters, no trailing whitespace, at most one blank line
     in a row, no line over ``max_line_chars``, and a single final newline (empty text stays empty).
 
-    Passes over the whole text: encode + translate (``_unusual``), ``"data:" in``, split, rstrip,
-    join, one blank-run scan; line-separator, invisible-character and wrapping passes run only
-    when the first scan (or the line lengths) show they have work."""
+    Passes over the whole text, all in C: encode + translate (``_unusual``), one ``find`` for
+    "data:", one ``find`` per whitespace character that occurs followed by "\n", a ``find`` per
+    block of ~``max_line_chars / 2`` characters (``_long_lines``), one join of the edited
+    lines, one blank-run scan. Only the lines that change (trailing whitespace, too long) are
+    touched in Python; splitting every line and joining them again cost 4× as much.
+    line-separator, invisible-character and image passes run only when the first scans show
+    they have work."""
     text, rest = _unusual(text)
     text = _normalise_breaks_if(text, rest)
     text = _drop_invisible_if(replace_data_images(text), rest.translate(_BREAKS_GONE) if rest else rest)
-    lines = [line.rstrip() for line in text.split("\n")]
-    if max(map(len, lines)) > max_line_chars:  # rewrite only the long lines
-        for i, line in enumerate(lines):
-            if len(line) > max_line_chars:
-                lines[i] = "\n".join(wrap_line(line, max_line_chars))
-    text = "\n".join(lines).strip("\n")
+    edits = _line_edits(text, max_line_chars, rest)
+    if edits is None:  # narrow width or very many edits: the per-line pass is cheaper
+        text = _rstrip_and_wrap_every_line(text, max_line_chars)
+    elif edits:
+        text = _apply(text, edits, max_line_chars)
     if "\n\n\n" in text:
         text = _BLANK_RUN.sub("\n\n", text)
+    if text.endswith("\n") and not text.endswith("\n\n") and not text.startswith("\n"):
+        return text  # already one final newline: no copy
+    text = text.strip("\n")
     return text + "\n" if text else ""
+
+
+MAX_EDITS = 20_000  # more lines to change than this: rewriting every line is as cheap
+MIN_BLOCK = 64  # widths below 2 × this scan too many blocks: rewrite every line instead
+
+
+def _rstrip_and_wrap_every_line(text: str, width: int) -> str:
+    """The per-line pass: split, rstrip, wrap the long lines, join."""
+    lines = [line.rstrip() for line in text.split("\n")]
+    if max(map(len, lines)) > width:  # rewrite only the long lines
+        for i, line in enumerate(lines):
+            if len(line) > width:
+                lines[i] = "\n".join(wrap_line(line, width))
+    return "\n".join(lines)
+
+
+def _line_edits(text: str, width: int, rest: str) -> dict[int, int] | None:
+    """{line start: line end} of every line that has trailing whitespace or is longer than
+    ``width`` after rstrip — or None when the per-line pass is the cheaper way.
+
+    Trailing whitespace: a line ends in whitespace only if some whitespace character is
+    followed by "\n" (or ends the text). The text holds only printable ASCII, tab, newline
+    and the characters in ``rest``, so the whitespace characters to look for are " ", "\t"
+    and those of ``rest`` (``str.isspace``, what ``str.rstrip`` strips)."""
+    step = (width + 2) // 2
+    if step < MIN_BLOCK:
+        return None
+    edits: dict[int, int] = {}
+    spaces = {" ", "\t"} | ({c for c in rest if c.isspace() and c not in _GONE} if rest else set())
+    find, rfind = text.find, text.rfind
+    for space in spaces:
+        probe = space + "\n"
+        pos = find(probe)
+        while pos >= 0:
+            edits[rfind("\n", 0, pos) + 1] = pos + 1
+            if len(edits) > MAX_EDITS:
+                return None
+            pos = find(probe, pos + 2)
+    if text and text[-1] in spaces:
+        edits[rfind("\n") + 1] = len(text)
+    for start, end in _long_lines(text, width, step):
+        edits[start] = end
+    return edits
+
+
+def _long_lines(text: str, width: int, step: int):  # noqa: ANN202 — yields (start, end)
+    """(start, end) of the lines longer than ``width`` after rstrip.
+
+    A run of ``2 * step - 1`` ≥ ``width + 1`` characters without "\n" holds a whole aligned
+    block of ``step`` characters, so only the lines through a block without a newline (one
+    C ``find`` per block) can be too long; those few are measured."""
+    find, rfind, n = text.find, text.rfind, len(text)
+    pos = 0
+    while pos < n:
+        if find("\n", pos, pos + step) >= 0:
+            pos += step
+            continue
+        start = rfind("\n", 0, pos) + 1
+        end = find("\n", pos + step)
+        end = n if end < 0 else end
+        if end - start > width and len(text[start:end].rstrip()) > width:
+            yield start, end
+        pos = (end // step + 1) * step
+
+
+def _apply(text: str, edits: dict[int, int], width: int) -> str:
+    """``text`` with each edited line (start → end, no "\n") rstripped and wrapped: one join."""
+    pieces: list[str] = []
+    prev = 0
+    for start in sorted(edits):
+        end = edits[start]
+        line = text[start:end].rstrip()
+        if len(line) > width:
+            line = "\n".join(wrap_line(line, width))
+        pieces.append(text[prev:start])
+        pieces.append(line)
+        prev = end
+    pieces.append(text[prev:])
+    return "".join(pieces)
 
 
 def clean_for_store(text: str, max_line_chars: int = 1_000, max_chars: int | None = None) -> tuple[str, int | None]:
