@@ -64,43 +64,6 @@ def is_regular_file(directory: Path, name: str) -> bool:
         return False
 
 
-def write_page(directory: Path, name: str, data: bytes) -> tuple[Path, bool]:
-    """Store ``data`` as ``directory/name`` atomically; return (path, written).
-
-    Names carry the content hash, so an existing regular file with the name already holds
-    these bytes and is reused (``written`` is False). Raises OSError (ENOSPC, EACCES, …) with
-    no temp file left behind and the final name untouched.
-    """
-    if "/" in name or name.startswith("."):
-        raise ValueError(f"invalid page name {name!r}")
-    final = directory / name
-    if is_regular_file(directory, name) and os.path.getsize(final) == len(data):
-        return final, False
-    dir_fd = os.open(directory, _OPEN_DIR)
-    tmp = f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(8)}-{name}"
-    try:
-        fd = os.open(tmp, _CREATE, 0o644, dir_fd=dir_fd)
-        try:
-            os.fchmod(fd, 0o644)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        os.fsync(dir_fd)
-        return final, True
-    except BaseException:
-        try:
-            os.unlink(tmp, dir_fd=dir_fd)
-        except FileNotFoundError:
-            pass
-        raise
-    finally:
-        os.close(dir_fd)
-
-
 WRITE_CHUNK_CHARS = 1 << 20  # characters encoded, hashed and written at a time (stays in cache)
 
 
