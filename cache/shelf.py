@@ -62,6 +62,11 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
 
+def lines_from_newlines(text: str, newlines: int) -> int:
+    """``count_lines(text)`` from the newline count the write already made (no pass over ``text``)."""
+    return newlines + (0 if text.endswith("\n") or not text else 1)
+
+
 _shared: dict[Path, tuple[int, int, "Shelf"]] = {}  # home -> (pid, index inode, shelf)
 _shared_lock = threading.Lock()
 SHARED_HOMES = 8  # homes one process keeps a shelf open for (older ones close when unused)
@@ -138,13 +143,13 @@ class Shelf:
             text, original = cap_text(text, max_chars, original_chars)
         host = urlsplit(final_url or key).hostname
         with self.lock.shared():
-            # one pass: encode, hash and write chunk by chunk; the name follows from the hash
-            path, written, sha, size = write_text_hashed(self.web_dir, text, lambda h: page_name(host, key, h))
+            # one pass: encode, hash, write and count newlines chunk by chunk; the name follows from the hash
+            path, written, sha, size, newlines = write_text_hashed(self.web_dir, text, lambda h: page_name(host, key, h))
             name = path.name
             now = time.time()
             record = PageRecord(
                 name=name, url=url, final_url=final_url, title=title, sha256=sha, chars=len(text),
-                lines=count_lines(text), bytes=size, fetched_at=now, last_access=now, backend=backend,
+                lines=lines_from_newlines(text, newlines), bytes=size, fetched_at=now, last_access=now, backend=backend,
                 content_type=content_type, url_key=key, original_chars=original,
             )
             with self.db_lock:

@@ -64,7 +64,7 @@ def is_regular_file(directory: Path, name: str) -> bool:
         return False
 
 
-WRITE_CHUNK_CHARS = 1 << 20  # characters encoded, hashed and written at a time (stays in cache)
+WRITE_CHUNK_CHARS = 1 << 18  # characters encoded, hashed and written at a time (≤ 1 MB of UTF-8: stays in cache)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -73,10 +73,17 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def write_text_hashed(directory: Path, text: str, name_for: Callable[[str], str]) -> tuple[Path, bool, str, int]:
+def write_text_hashed(directory: Path, text: str, name_for: Callable[[str], str]) -> tuple[Path, bool, str, int, int]:
     """Store ``text`` as UTF-8 under the name ``name_for(sha256 hex)`` atomically, encoding,
-    hashing and writing it in one pass of ``WRITE_CHUNK_CHARS`` chunks (no whole-page bytes
-    copy, each chunk hashed while it is still in cache); return (path, written, sha256, bytes).
+    hashing, writing and counting the newlines of it in one pass of ``WRITE_CHUNK_CHARS``
+    chunks (no whole-page bytes copy, each chunk hashed and counted while it is still in
+    cache); return (path, written, sha256, bytes, newlines) — the index's line count comes
+    from the chunks, with no pass over the text of its own.
+
+    Why not hash and write in a worker thread while the next chunk encodes (sha256 and
+    ``os.write`` release the GIL): measured on the 2-core machine under the load it shares
+    (docs/benchmarks.md, "Speed after the fetch"), the thread bought nothing — the second core
+    was busy — and it adds a failure path; encoding (UCS-2 → UTF-8) is the larger half anyway.
 
     The name depends on the hash, so the temp file gets a neutral name and the final name is
     chosen after the last chunk. When a regular file of that name and size already exists
@@ -85,7 +92,7 @@ def write_text_hashed(directory: Path, text: str, name_for: Callable[[str], str]
     """
     dir_fd = os.open(directory, _OPEN_DIR)
     tmp = f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(8)}-page.md"
-    digest, size, keep = hashlib.sha256(), 0, False
+    digest, size, newlines, keep = hashlib.sha256(), 0, 0, False
     try:
         fd = os.open(tmp, _CREATE, 0o644, dir_fd=dir_fd)
         try:
@@ -93,22 +100,23 @@ def write_text_hashed(directory: Path, text: str, name_for: Callable[[str], str]
             for i in range(0, len(text), WRITE_CHUNK_CHARS):
                 chunk = text[i:i + WRITE_CHUNK_CHARS].encode("utf-8")
                 digest.update(chunk)
-                size += len(chunk)
                 _write_all(fd, chunk)
+                size += len(chunk)
+                newlines += chunk.count(b"\n")
             sha = digest.hexdigest()
             name = name_for(sha)
             if "/" in name or name.startswith("."):
                 raise ValueError(f"invalid page name {name!r}")
             final = directory / name
             if is_regular_file(directory, name) and os.path.getsize(final) == size:
-                return final, False, sha, size  # the finally below removes the temp file
+                return final, False, sha, size, newlines  # the finally below removes the temp file
             os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         keep = True
         os.fsync(dir_fd)
-        return final, True, sha, size
+        return final, True, sha, size, newlines
     finally:
         if not keep:
             try:
