@@ -30,7 +30,8 @@ _LINE_MARK = re.compile(_MARK)
 _PREFIX = re.compile(r"[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*")
 # Where a mark can be: literal patterns, so the regex engine jumps between them at memchr speed
 # (an alternation, or one pattern per line start with an optional prefix, is 3–20× slower).
-_CANDIDATES = (re.compile("#[ \t]"), re.compile("```"), re.compile("~~~"))
+_HASH = re.compile("#[ \t]")
+_FENCES = (re.compile("```"), re.compile("~~~"))
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 LIST_LOOKBACK = 200  # lines looked back to tell a deeply indented heading in a list from indented code
@@ -65,35 +66,29 @@ def headings(text: str, first_line: int = 1, last_line: int | None = None, *, li
     ``end``, cheaper when the caller knows it) is scanned for candidates, and the scan ends
     once ``limit`` headings are found (the title needs the first one only).
 
-    The pattern starts with a literal newline so the regex engine jumps from line start to
-    line start; a 2 MB page scans in a few milliseconds. A mark indented 4 columns or more is
-    indented code unless it continues a list item (``_in_list_item``)."""
+    Two scans, both led by literal patterns so the regex engine jumps between candidates at
+    memchr speed: first the fence lines (``_fenced``), then "# " candidates only in the text
+    between fenced blocks — a "# " comment in a code block never reaches Python, and neither
+    does a line-number count for it. A mark indented 4 columns or more is indented code
+    unless it continues a list item (``_in_list_item``)."""
     found: list[Heading] = []
-    fence: str | None = None
     line, pos = 1, 0
     stop = _line_end(text, last_line) if end is None else min(end, _line_end(text, last_line) if last_line else end)
-    for start in _mark_lines(text, stop):
+    for start in _heading_lines(text, stop):
         line += text.count("\n", pos, start)
         pos = start
         if last_line is not None and line > last_line:
             break
-        m = _LINE_MARK.match(text, start)
-        if m is None:
+        if line < first_line:
             continue
-        marker = m.group("fence")
-        if marker:
-            if fence is None:
-                fence = marker
-            elif marker == fence:
-                fence = None
-        elif fence is None and line >= first_line:
-            title = m.group("title")
-            title = (_CLOSING_HASHES.sub("", title) if "#" in title else title).strip()
-            indent = _columns(m.group("indent"))
-            if title and (indent < 4 or _in_list_item(text, start, indent)):
-                found.append(Heading(line, len(m.group("hashes")), title))
-                if limit is not None and len(found) >= limit:
-                    break
+        m = _LINE_MARK.match(text, start)
+        title = m.group("title")
+        title = (_CLOSING_HASHES.sub("", title) if "#" in title else title).strip()
+        indent = _columns(m.group("indent"))
+        if title and (indent < 4 or _in_list_item(text, start, indent)):
+            found.append(Heading(line, len(m.group("hashes")), title))
+            if limit is not None and len(found) >= limit:
+                break
     return found
 
 
@@ -109,25 +104,60 @@ def _line_end(text: str, last_line: int | None) -> int:
     return pos
 
 
-def _mark_lines(text: str, end: int | None = None) -> list[int]:
-    """Sorted starts of the lines that may hold a heading or a fence: a "# ", "```" or "~~~"
-    preceded on its line only by indentation, list markers and (for "#") more hashes —
-    among the lines that start before ``end``."""
-    starts: set[int] = set()
-    end = len(text) if end is None else end
-    for pattern in _CANDIDATES:
-        for m in pattern.finditer(text, 0, end):
-            at = m.start()
-            start = text.rfind("\n", 0, at) + 1
-            if start in starts:
-                continue
-            mark = at
-            if pattern is _CANDIDATES[0]:
-                while mark > start and text[mark - 1] == "#":
-                    mark -= 1
-            if _PREFIX.fullmatch(text, start, mark):
-                starts.add(start)
-    return sorted(starts)
+def _heading_lines(text: str, end: int):  # noqa: ANN202 — yields line starts in order
+    """Starts of the lines before ``end`` that hold a heading mark ("#"…"###### " after the
+    allowed prefix, ``_LINE_MARK`` matches as a heading) outside fenced blocks, in order."""
+    gap = 0
+    for opened, closed in _fenced(text, end):
+        yield from _mark_lines(text, gap, opened, _HASH)
+        gap = closed
+    yield from _mark_lines(text, gap, end, _HASH)
+
+
+def _fenced(text: str, end: int) -> list[tuple[int, int]]:
+    """(start of the opening fence line, start of the closing one — or ``end`` when it never
+    closes) of every fenced block whose opening fence starts before ``end``.
+
+    A fence line is the prefix then ``` or ~~~; a block closes at the next fence line with the
+    same marker. Fence lines and heading lines are disjoint (the character after the prefix is
+    "`"/"~" or "#"), so headings never change the fence state and can be looked for later."""
+    lines = sorted((start, pattern.pattern) for pattern in _FENCES for start in _mark_lines(text, 0, end, pattern))
+    blocks: list[tuple[int, int]] = []
+    fence: str | None = None
+    opened = 0
+    for start, marker in lines:  # a line's one mark is its marker: the prefix holds no "`" or "~"
+        if fence is None:
+            fence, opened = marker, start
+        elif marker == fence:
+            blocks.append((opened, start))
+            fence = None
+    if fence is not None:
+        blocks.append((opened, end))
+    return blocks
+
+
+def _mark_lines(text: str, begin: int, end: int, pattern: re.Pattern[str]) -> list[int]:
+    """Sorted starts of the lines whose mark (``pattern``: "# ", "```" or "~~~") is preceded on
+    its line only by indentation, list markers and (for "#") more hashes, for the marks found
+    in ``text[begin:end]``; "# " lines are kept only where ``_LINE_MARK`` matches (a run of
+    seven hashes is not a heading line; a fence mark after the prefix always matches)."""
+    starts: list[int] = []
+    last = -1
+    rfind, prefix, line_mark = text.rfind, _PREFIX.fullmatch, _LINE_MARK.match
+    hashes = pattern is _HASH
+    for m in pattern.finditer(text, begin, end):
+        at = m.start()
+        start = rfind("\n", 0, at) + 1
+        if start == last:
+            continue
+        mark = at
+        if hashes:
+            while mark > start and text[mark - 1] == "#":
+                mark -= 1
+        if (mark == start or prefix(text, start, mark)) and (not hashes or line_mark(text, start)):
+            starts.append(start)
+            last = start
+    return starts
 
 
 def _columns(indent: str) -> int:
@@ -251,7 +281,8 @@ def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75
     page with notes is followed by a rule and ``[webshelf] note:`` lines; when page and
     notes do not both fit, the page is cut and the notes go into the footer."""
     total_chars = len(text)
-    total_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    newlines = text.count("\n")  # the one whole-text count: the window line numbers count only the windows
+    total_lines = newlines + (0 if text.endswith("\n") or not text else 1)
     whole = agent_notes(notes, cut_note=cut_note)
     if total_chars <= budget:
         content = text + _whole_notes(text, whole) if whole else text
@@ -270,7 +301,7 @@ def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75
     head_end, tail_pos = _fit_windows(text, room, head_ratio)
     # Give the outline up to OUTLINE_SHARE of the budget, taken from the windows: its entries
     # and the intro line that replaces the bare "\n" after "Omitted: …".
-    head, tail_start = _line_numbers(text, head_end, tail_pos, total_lines)
+    head, tail_start = _line_numbers(text, head_end, tail_pos, newlines)
     # One heading scan serves both outline passes; it stops where the smallest tail window
     # (room less the largest outline) starts — no heading after that can be omitted.
     _, tail_far = _fit_windows(text, max(room - int(budget * OUTLINE_SHARE), 0), head_ratio)
@@ -280,7 +311,7 @@ def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75
     wanted = min(sum(map(len, entries)) + len(OUTLINE_INTRO) - 1, room) if entries else 0
     if wanted:
         head_end, tail_pos = _fit_windows(text, room - wanted, head_ratio)
-        head, tail_start = _line_numbers(text, head_end, tail_pos, total_lines)
+        head, tail_start = _line_numbers(text, head_end, tail_pos, newlines)
     first_omitted, last_omitted = head + 1, tail_start - 1
     notice = _notice(first_omitted, last_omitted, tail_pos - head_end)
     bare = _footer(path, total_chars, total_lines, head, tail_start, [], store_note, noted)
@@ -297,10 +328,11 @@ def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75
     return Window(content, True, total_chars, total_lines, head, tail_start, outline)
 
 
-def _line_numbers(text: str, head_end: int, tail_pos: int, total_lines: int) -> tuple[int, int]:
-    """(lines in the head, first line of the tail) for the character offsets of the windows."""
+def _line_numbers(text: str, head_end: int, tail_pos: int, newlines: int) -> tuple[int, int]:
+    """(lines in the head, first line of the tail) for the character offsets of the windows,
+    counting only inside the windows: the omitted middle's newlines are the rest of ``newlines``."""
     head = text.count("\n", 0, head_end)
-    return head, head + text.count("\n", head_end, tail_pos) + 1
+    return head, newlines - text.count("\n", tail_pos) + 1
 
 
 def _plain(heading: str) -> str:

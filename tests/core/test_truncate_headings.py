@@ -1,0 +1,91 @@
+"""The two-scan heading finder (issue 15) finds exactly what the one-scan finder found.
+
+``reference_headings`` is the previous implementation, kept verbatim: every "# ", "```" and
+"~~~" candidate, in line order, with the fence state tracked line by line. The new one finds
+the fenced blocks first and looks for "# " only between them."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from webshelf.core import truncate as T
+from webshelf.core.truncate import Heading, _CLOSING_HASHES, _LINE_MARK, _PREFIX, _columns, _in_list_item, _line_end
+
+_CANDIDATES = (re.compile("#[ \t]"), re.compile("```"), re.compile("~~~"))
+
+
+def reference_headings(text: str, first_line: int = 1, last_line: int | None = None, *, limit: int | None = None,
+                       end: int | None = None) -> list[Heading]:
+    """The previous ``headings``, verbatim."""
+    found: list[Heading] = []
+    fence: str | None = None
+    line, pos = 1, 0
+    stop = _line_end(text, last_line) if end is None else min(end, _line_end(text, last_line) if last_line else end)
+    for start in _mark_lines(text, stop):
+        line += text.count("\n", pos, start)
+        pos = start
+        if last_line is not None and line > last_line:
+            break
+        m = _LINE_MARK.match(text, start)
+        if m is None:
+            continue
+        marker = m.group("fence")
+        if marker:
+            if fence is None:
+                fence = marker
+            elif marker == fence:
+                fence = None
+        elif fence is None and line >= first_line:
+            title = m.group("title")
+            title = (_CLOSING_HASHES.sub("", title) if "#" in title else title).strip()
+            indent = _columns(m.group("indent"))
+            if title and (indent < 4 or _in_list_item(text, start, indent)):
+                found.append(Heading(line, len(m.group("hashes")), title))
+                if limit is not None and len(found) >= limit:
+                    break
+    return found
+
+
+def _mark_lines(text: str, end: int | None = None) -> list[int]:
+    """The previous ``_mark_lines``, verbatim."""
+    starts: set[int] = set()
+    end = len(text) if end is None else end
+    for pattern in _CANDIDATES:
+        for m in pattern.finditer(text, 0, end):
+            at = m.start()
+            start = text.rfind("\n", 0, at) + 1
+            if start in starts:
+                continue
+            mark = at
+            if pattern is _CANDIDATES[0]:
+                while mark > start and text[mark - 1] == "#":
+                    mark -= 1
+            if _PREFIX.fullmatch(text, start, mark):
+                starts.add(start)
+    return sorted(starts)
+
+
+LINES = ["# Title", "## Sub ##", "### x", "####### seven", "#no", "#\ttab", "  ## indented", "    # code",
+         "        # deep", "- # in list", "1. ## numbered", "- - ### nested", "   - item", "```", "```python",
+         "~~~", "  ```", "- ```", "# ```", "``` # not", "text # not", "", "para", "\t# tab-indented",
+         "## [link](x) ¶", "#", "# ", "##  spaced  ##", "* + # mixed", "12345678901. # too long a number"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(LINES), max_size=80), st.integers(1, 40), st.one_of(st.none(), st.integers(0, 60)),
+       st.one_of(st.none(), st.integers(1, 5)), st.one_of(st.none(), st.integers(0, 2_000)), st.booleans())
+def test_two_scans_find_what_one_scan_found(lines, first, last, limit, end, final_newline):
+    text = "\n".join(lines) + ("\n" if final_newline else "")
+    kw = {"limit": limit, "end": end}
+    assert T.headings(text, first, last, **kw) == reference_headings(text, first, last, **kw)
+    assert T.headings(text) == reference_headings(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="#`~ \t\n-*+1.)ab", max_size=400))
+def test_two_scans_agree_on_mark_soup(text):
+    assert T.headings(text) == reference_headings(text)
+    assert T.headings(text, last_line=5, limit=1) == reference_headings(text, last_line=5, limit=1)
