@@ -14,7 +14,10 @@ then the baseline, ROUNDS times; medians), so machine load hits both alike:
   process: the index is built). Goal ≤ 1.5×.
 - ``search_page`` for a rare word in a 50 MB page, vs ``grep -c``. Goal ≤ 2×.
 
-Run alone: .venv/bin/python bench/speed_post.py   (or all rows: bench/speed.py)
+Run alone: .venv/bin/python bench/speed_post.py   (or all rows: bench/speed.py); alone, it
+also prints where the post-fetch time of a 10 MB page goes (``breakdown``): every step timed in
+the same interleaved rounds as the plain write, with the previous clean and heading scan (kept
+verbatim in the tests as references) beside the current ones.
 """
 
 from __future__ import annotations
@@ -201,7 +204,55 @@ def rows() -> list[Row]:
     return out
 
 
+def breakdown(base: str, home: Path, size: int = 10 * MB) -> list[tuple[str, float, float]]:
+    """(step, median ms, min ms) for the post-fetch steps of one ``size`` page, interleaved
+    round by round with the baseline write so that load hits every step alike."""
+    import hashlib
+
+    from tests.core.test_clean_equivalence import reference_clean
+    from tests.core.test_truncate_headings import reference_headings
+    from webshelf.core.truncate import headings
+
+    config = Config.model_validate({"cache": {"max_file_chars": 60 * MB}}).with_home(home)
+    plain = home / "plain"
+    plain.mkdir(parents=True, exist_ok=True)
+    page = _page(size, base)
+    text, _ = clean_for_store(page, config.web.max_line_chars, config.cache.max_file_chars)
+    data = text.encode()
+    times: dict[str, list[float]] = {}
+    with Shelf(home) as shelf:
+        for i in range(ROUNDS + 1):
+            raw = f"round {i}\n" + page
+            steps = [
+                ("clean_for_store (ours)", lambda: clean_for_store(raw, config.web.max_line_chars,
+                                                                    config.cache.max_file_chars)),
+                ("clean: previous per-line pass", lambda: reference_clean(raw, config.web.max_line_chars)),
+                ("encode UTF-8 (whole text)", lambda: text.encode()),
+                ("sha256 of the bytes", lambda: hashlib.sha256(data).digest()),
+                ("count newlines (bytes)", lambda: data.count(b"\n")),
+                ("Shelf.put: encode+sha256+write+fsync+replace+index", lambda: shelf.put(
+                    url=f"https://bench.example/b{i}", final_url=None, title=None, text=f"{i}\n" + text,
+                    backend="bench", content_type="text/markdown", max_chars=config.cache.max_file_chars)),
+                ("render (ours: windows, footer, outline)", lambda: render(text, config.web.extract_char_limit,
+                                                                           path="/x/y.md")),
+                ("headings, whole page (ours)", lambda: headings(text)),
+                ("headings: previous one-scan finder", lambda: reference_headings(text)),
+                ("baseline: write+fsync+replace of the bytes", lambda: _plain_write(plain, data, i)),
+            ]
+            for name, fn in steps:
+                t = _timed(fn)
+                if i:
+                    times.setdefault(name, []).append(t)
+        shelf.clear()
+    return [(name, statistics.median(v), min(v)) for name, v in times.items()]
+
+
 if __name__ == "__main__":
+    print(load_note())
+    with tempfile.TemporaryDirectory(prefix="webshelf-speed-post-") as tmp:
+        print("where the post-fetch time of a 10 MB page goes (median / min ms of 5 interleaved rounds):")
+        for name, med, low in breakdown(_corpus_markdown(), Path(tmp)):
+            print(f"  {name:<55} {med:>8.1f} {low:>8.1f}")
     print(load_note())
     for r in rows():
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}×"
