@@ -14,7 +14,7 @@ then the baseline, ROUNDS times; medians), so machine load hits both alike:
   process: the index is built). Goal ≤ 1.5×.
 - ``search_page`` for a rare word in a 50 MB page, vs ``grep -c``. Goal ≤ 2×.
 
-Run alone: .venv/bin/python bench/speed_post.py   (or all rows: bench/speed.py); alone, it
+Run alone: .venv/bin/python bench/speed_post.py [--rounds N]   (or all rows: bench/speed.py); alone, it
 also prints where the post-fetch time of a 10 MB page goes (``breakdown``): every step timed in
 the same interleaved rounds as the plain write, with the previous clean and heading scan (kept
 verbatim in the tests as references) beside the current ones.
@@ -204,8 +204,8 @@ def rows() -> list[Row]:
     return out
 
 
-def breakdown(base: str, home: Path, size: int = 10 * MB) -> list[tuple[str, float, float]]:
-    """(step, median ms, min ms) for the post-fetch steps of one ``size`` page, interleaved
+def breakdown(base: str, home: Path, size: int = 10 * MB, rounds: int = ROUNDS) -> list[tuple[str, float, float, float]]:
+    """(step, median wall ms, min wall ms, median CPU ms) for the post-fetch steps of one ``size`` page, interleaved
     round by round with the baseline write so that load hits every step alike."""
     import hashlib
 
@@ -220,8 +220,9 @@ def breakdown(base: str, home: Path, size: int = 10 * MB) -> list[tuple[str, flo
     text, _ = clean_for_store(page, config.web.max_line_chars, config.cache.max_file_chars)
     data = text.encode()
     times: dict[str, list[float]] = {}
+    cpu_times: dict[str, list[float]] = {}  # process CPU: what load does not inflate (fsync waits are not CPU)
     with Shelf(home) as shelf:
-        for i in range(ROUNDS + 1):
+        for i in range(rounds + 1):
             raw = f"round {i}\n" + page
             steps = [
                 ("clean_for_store (ours)", lambda: clean_for_store(raw, config.web.max_line_chars,
@@ -240,19 +241,24 @@ def breakdown(base: str, home: Path, size: int = 10 * MB) -> list[tuple[str, flo
                 ("baseline: write+fsync+replace of the bytes", lambda: _plain_write(plain, data, i)),
             ]
             for name, fn in steps:
+                cpu = time.process_time()
                 t = _timed(fn)
+                cpu = (time.process_time() - cpu) * 1000
                 if i:
                     times.setdefault(name, []).append(t)
+                    cpu_times.setdefault(name, []).append(cpu)
         shelf.clear()
-    return [(name, statistics.median(v), min(v)) for name, v in times.items()]
+    return [(name, statistics.median(v), min(v), statistics.median(cpu_times[name])) for name, v in times.items()]
 
 
 if __name__ == "__main__":
     print(load_note())
+    n = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else ROUNDS
     with tempfile.TemporaryDirectory(prefix="webshelf-speed-post-") as tmp:
-        print("where the post-fetch time of a 10 MB page goes (median / min ms of 5 interleaved rounds):")
-        for name, med, low in breakdown(_corpus_markdown(), Path(tmp)):
-            print(f"  {name:<55} {med:>8.1f} {low:>8.1f}")
+        print(f"where the post-fetch time of a 10 MB page goes ({n} interleaved rounds; wall median, wall min, "
+              "CPU median ms):")
+        for name, med, low, cpu in breakdown(_corpus_markdown(), Path(tmp), rounds=n):
+            print(f"  {name:<55} {med:>8.1f} {low:>8.1f} {cpu:>8.1f}")
     print(load_note())
     for r in rows():
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}×"
