@@ -220,7 +220,9 @@ def _line_edits(text: str, width: int, rest: str) -> dict[int, int] | None:
     if step < MIN_BLOCK:
         return None
     edits: dict[int, int] = {}
-    spaces = {" ", "\t"} | ({c for c in rest if c.isspace() and c not in _GONE} if rest else set())
+    spaces = {" "} | ({"\t"} if "\t" in text else set())  # a memchr-speed "in" spares the slower "\t\n" scan
+    if rest:
+        spaces |= {c for c in rest if c.isspace() and c not in _GONE}
     find, rfind = text.find, text.rfind
     for space in spaces:
         probe = space + "\n"

@@ -121,7 +121,9 @@ def _fenced(text: str, end: int) -> list[tuple[int, int]]:
     A fence line is the prefix then ``` or ~~~; a block closes at the next fence line with the
     same marker. Fence lines and heading lines are disjoint (the character after the prefix is
     "`"/"~" or "#"), so headings never change the fence state and can be looked for later."""
-    lines = sorted((start, pattern.pattern) for pattern in _FENCES for start in _mark_lines(text, 0, end, pattern))
+    # "x" in text is memchr speed (~1 ms per 10 MB), a three-character scan ~7 ms: skip a marker the page lacks
+    lines = sorted((start, pattern.pattern) for pattern in _FENCES if pattern.pattern[0] in text
+                   for start in _mark_lines(text, 0, end, pattern))
     blocks: list[tuple[int, int]] = []
     fence: str | None = None
     opened = 0
