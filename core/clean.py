@@ -175,8 +175,8 @@ def clean_markdown(text: str, max_line_chars: int = 1_000) -> str:
     "data:", one ``find`` per whitespace character that occurs followed by "\n", a ``find`` per
     block of ~``max_line_chars / 2`` characters (``_long_lines``), one join of the edited
     lines, one blank-run scan. Only the lines that change (trailing whitespace, too long) are
-    touched in Python; splitting every line and joining them again cost 4× as much.
-    line-separator, invisible-character and image passes run only when the first scans show
+    touched in Python; splitting every line and joining them again cost 2–4× as much.
+    Line-separator, invisible-character and image passes run only when the first scans show
     they have work."""
     text, rest = _unusual(text)
     text = _normalise_breaks_if(text, rest)
@@ -215,7 +215,7 @@ def _line_edits(text: str, width: int, rest: str) -> dict[int, int] | None:
     Trailing whitespace: a line ends in whitespace only if some whitespace character is
     followed by "\n" (or ends the text). The text holds only printable ASCII, tab, newline
     and the characters in ``rest``, so the whitespace characters to look for are " ", "\t"
-    and those of ``rest`` (``str.isspace``, what ``str.rstrip`` strips)."""
+    (when the page has one) and those of ``rest`` (``str.isspace``, what ``str.rstrip`` strips)."""
     step = (width + 2) // 2
     if step < MIN_BLOCK:
         return None
@@ -242,9 +242,10 @@ def _line_edits(text: str, width: int, rest: str) -> dict[int, int] | None:
 def _long_lines(text: str, width: int, step: int):  # noqa: ANN202 — yields (start, end)
     """(start, end) of the lines longer than ``width`` after rstrip.
 
-    A run of ``2 * step - 1`` ≥ ``width + 1`` characters without "\n" holds a whole aligned
-    block of ``step`` characters, so only the lines through a block without a newline (one
-    C ``find`` per block) can be too long; those few are measured."""
+    Any run of at least ``2 * step - 1`` characters without "\n" holds a whole aligned block
+    of ``step`` characters, and ``2 * step - 1 <= width + 1``: so a line longer than ``width``
+    passes through a block without a newline (one C ``find`` per block), and only the lines
+    through such blocks — a few — are measured."""
     find, rfind, n = text.find, text.rfind, len(text)
     pos = 0
     while pos < n:
