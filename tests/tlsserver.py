@@ -25,9 +25,18 @@ class TestCA:
         self.pem = directory / "test-ca.pem"
         self.ca.cert_pem.write_to_path(str(self.pem))
 
-    def server_context(self) -> ssl.SSLContext:
+    def server_context(self, *, present_ca: bool = False) -> ssl.SSLContext:
+        """``present_ca``: send the CA certificate after the leaf, as TLS-inspecting proxies do —
+        Chromium's SPKI allow-list matches keys in the chain the server presents."""
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        self.cert.configure_cert(context)
+        if not present_ca:
+            self.cert.configure_cert(context)
+            return context
+        chain = self.pem.with_name(self.pem.stem + "-server-chain.pem")
+        chain.write_bytes(b"".join(blob.bytes() for blob in (*self.cert.cert_chain_pems, self.ca.cert_pem)))
+        key = self.pem.with_name(self.pem.stem + "-server-key.pem")
+        self.cert.private_key_pem.write_to_path(str(key))
+        context.load_cert_chain(str(chain), str(key))
         return context
 
 

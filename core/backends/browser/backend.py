@@ -2,8 +2,9 @@
 
 For pages whose text exists only after JavaScript runs (an SPA shell is ``<div id=root>`` and a
 script). Per URL: a fresh browser context (no cookies, storage or cache shared between URLs;
-service workers blocked, downloads refused, dialogs dismissed, permissions denied), its own
-policy proxy (proxy.py: every request, sub-resources, redirects, fetch/XHR and WebSockets
+service workers blocked, downloads refused, dialogs dismissed, permissions denied) in the
+process-wide browser (service.py: Playwright lives on its own thread and loop; the render runs
+there, submitted from this call's loop), its own policy proxy on this call's loop (proxy.py: every request, sub-resources, redirects, fetch/XHR and WebSockets
 included, passes the address policy; the bytes it lets through are capped at ``web.max_bytes``),
 ``goto`` until ``load``, then network idle or ``web.browser.wait_ms``, whichever comes first. The
 serialised DOM goes through the same HTML→Markdown path as the local backend
@@ -12,8 +13,9 @@ serialised DOM goes through the same HTML→Markdown path as the local backend
 Images, media and fonts are not fetched (the text never depends on them). A route handler in the
 context is the second layer: a request whose URL the DNS-free policy
 refuses (``file://``, ``chrome://``, a loopback literal, a reserved name) is aborted before it
-reaches the proxy. At most ``web.browser.max_pages`` pages render at once in one shared browser
-(lifecycle.py); one deadline, ``web.timeout_s``, covers a page from its context to its DOM.
+reaches the proxy. At most ``web.browser.max_pages`` pages render at once in the shared browser, across
+every call of the process (service.py); one deadline, ``web.timeout_s``, covers a page from its
+context to its DOM.
 """
 
 from __future__ import annotations
