@@ -97,3 +97,35 @@ def test_a_server_presenting_only_its_leaf_is_not_trusted_by_the_browser(home, c
     with LoopbackServer(tls=ca.server_context(), name=TLS_NAME) as site:
         error = render(cfg(home, ca_bundle=str(ca.pem)), site.route("/tls/leaf-only", Response(PAGE)))
     assert isinstance(error, BackendError) and "TLS certificate verification failed" in error.message
+
+
+def test_the_browser_goes_through_web_proxy_after_the_policy(home, ca, server):
+    """web.proxy for the browser: the policy proxy checks each target, then tunnels through the
+    configured proxy (a real loopback CONNECT proxy recording what it was asked for) — an http
+    page and an https one (real TLS, the CA trusted); a blocked target never reaches the proxy."""
+    from tests.proxyserver import ForwardProxy
+
+    hostile = PAGE.replace(b"</body>", b"<script>fetch('http://127.0.0.3:9/secret').catch(()=>{});"
+                                       b"fetch('http://169.254.169.254/latest/').catch(()=>{});</script></body>")
+    http_url = server.route("/tls/plain", Response(hostile))
+    with LoopbackServer(tls=ca.server_context(present_ca=True), name=TLS_NAME) as site, \
+            ForwardProxy(hosts={TLS_NAME: "127.0.0.1"}) as proxy:
+        https_url = site.route("/tls/proxied", Response(PAGE))
+        config = cfg(home, ca_bundle=str(ca.pem), proxy=proxy.url())
+        pages = [render(config, https_url), render(config, http_url)]
+    assert all(not isinstance(p, Exception) and "# Rendered over TLS" in p.markdown for p in pages), pages
+    asked = [(r["method"], r["target"]) for r in proxy.requests]
+    https_port, http_port = https_url.split(":")[2].split("/")[0], http_url.split(":")[2].split("/")[0]
+    assert asked == [("CONNECT", f"{TLS_NAME}:{https_port}"), ("CONNECT", f"127.0.0.1:{http_port}")]  # no more:
+    # the script's fetches of 127.0.0.3 and the metadata address were refused before any proxy
+
+
+def test_the_browser_goes_through_a_socks5_proxy_with_credentials(home, server):
+    from tests.proxyserver import ForwardProxy
+
+    url = server.route("/tls/socks", Response(PAGE))
+    with ForwardProxy(auth=("alice", "s3cret-pw")) as proxy:
+        page = render(cfg(home, proxy=proxy.url("socks5", "alice:s3cret-pw")), url)
+    assert not isinstance(page, Exception) and "# Rendered over TLS" in page.markdown, page
+    port = url.split(":")[2].split("/")[0]
+    assert [(r["method"], r["target"]) for r in proxy.requests] == [("SOCKS5 CONNECT", f"127.0.0.1:{port}")]

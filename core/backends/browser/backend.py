@@ -36,6 +36,7 @@ from webshelf.core.fetch.body import too_large
 from webshelf.core.fetch.checked import CheckedURL
 from webshelf.core.fetch.guarded_connect import Resolver
 from webshelf.core.fetch.netpolicy import check_url, redact
+from webshelf.core.fetch.proxy import proxy_chooser
 from webshelf.core.fetch.tls import HOW as TLS_HOW
 from webshelf.core.models import Page
 from webshelf.errors import (BackendError, BlockedURLError, FetchTimeoutError, HTTPStatusError,
@@ -56,6 +57,7 @@ class BrowserBackend(Backend):
         self.resolver = resolver
         self._key = launch_key(config, self.executable, self.policy)  # a bad web.ca_bundle fails here
         self._service: BrowserService | None = None
+        self._upstream = proxy_chooser(config, self.name)  # web.proxy…: the policy proxy connects through it
         self.blocked: dict[str, list[str]] = {}  # url → requests the proxy refused (tests, notes)
 
     def _use_service(self) -> BrowserService:
@@ -94,7 +96,8 @@ class BrowserBackend(Backend):
         service = self._use_service()
         # The page's policy proxy runs on this call's loop (its resolver, its byte count); Chromium
         # and every Playwright call run on the service's loop.
-        proxy = await PolicyProxy(self.policy, resolver=self.resolver, max_bytes=self.config.web.max_bytes).start()
+        proxy = await PolicyProxy(self.policy, resolver=self.resolver, max_bytes=self.config.web.max_bytes,
+                                  upstream=self._upstream).start()
         try:
             html, final_url, status, ctype = await service.run(self._render_job(service, checked.url, proxy))
         finally:
