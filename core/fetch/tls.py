@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import ssl
 from functools import lru_cache
 from pathlib import Path
@@ -32,27 +33,14 @@ HOW = ("if a TLS-inspecting proxy or a private CA signs this site, put that CA's
 def ca_bundle_for(config: object, backend: str) -> str | None:
     """The PEM path ``backend`` adds to its trust: ``web.ca_bundle_by_backend.<backend>``, else ``web.ca_bundle``."""
     web = config.web  # type: ignore[attr-defined]
-    return web.ca_bundle_by_backend.get(backend) or web.ca_bundle
-
-
-def _key(backend: str, config: object) -> str:
-    return f"web.ca_bundle_by_backend.{backend}" if backend in config.web.ca_bundle_by_backend else "web.ca_bundle"  # type: ignore[attr-defined]
+    path = web.ca_bundle_by_backend.get(backend) or web.ca_bundle
+    return os.path.expanduser(path) if path else None
 
 
 def ssl_context(config: object, backend: str) -> ssl.SSLContext:
     """httpx's default verifying context, plus the CA bundle of ``backend`` when one is set."""
     path = ca_bundle_for(config, backend)
     return _context(path) if path else httpx.create_ssl_context(trust_env=False)
-
-
-def check_ca_bundle(config: object, backend: str) -> None:
-    """Raise ConfigError naming the key when ``backend``'s CA bundle cannot be read as PEM certificates."""
-    path = ca_bundle_for(config, backend)
-    if path:
-        try:
-            _context(path)
-        except ConfigError as exc:
-            raise ConfigError(exc.message.replace("web.ca_bundle", _key(backend, config), 1), key=_key(backend, config)) from None
 
 
 @lru_cache(maxsize=8)
@@ -96,8 +84,7 @@ def verify_failure(exc: BaseException) -> ssl.SSLCertVerificationError | None:
 
 def verify_message(exc: ssl.SSLCertVerificationError, backend: str = "local") -> str:
     reason = exc.verify_message or exc.reason or str(exc)
-    return f"TLS certificate verification failed ({reason}); {HOW}" + (
-        f" (or web.ca_bundle_by_backend.{backend})" if backend != "local" else "")
+    return f"TLS certificate verification failed ({reason}); {HOW} (or web.ca_bundle_by_backend.{backend})"
 
 
-__all__ = ["ca_bundle_for", "check_ca_bundle", "spki_hashes", "ssl_context", "verify_failure", "verify_message"]
+__all__ = ["ca_bundle_for", "spki_hashes", "ssl_context", "verify_failure", "verify_message"]
