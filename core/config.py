@@ -103,7 +103,7 @@ class BrowserConfig(Strict):
     user_agent: str | None = Field(None, min_length=1, description="User-Agent of the browser; default: Chromium's own "
                                    "(without 'Headless').")
     idle_s: float = Field(60.0, ge=0, le=86_400, description="The process-wide browser is closed after this many "
-                          "seconds without a page (0: after every call); the next page launches it again.")
+                          "seconds unused by any call (0: as soon as no call uses it); the next page launches it again.")
 
 
 class WebConfig(Strict):
