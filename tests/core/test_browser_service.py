@@ -204,3 +204,36 @@ def test_no_chromium_outlives_sigterm(server, home, tmp_path):
     assert not os.path.exists(profile)  # closed, not killed: Playwright removed the temporary profile
     proc.stdout.close()
     proc.stderr.close()
+
+
+def test_sigterm_of_mcp_serve_leaves_no_chromium(server, home):
+    """The real ``webshelf mcp serve`` over stdio: a web_extract through the browser, then SIGTERM."""
+    import json
+
+    import yaml
+
+    from tests.core.test_mcp_protocol import INIT, RawServer
+    from webshelf.core.backends.browser.lifecycle import chromium_pids
+
+    url = server.route("/svc/mcp", Response(PAGE))
+    mcp = RawServer(home)  # writes home/config.yaml; ours replaces it before the server reads it on first call
+    (home / "config.yaml").write_text(yaml.safe_dump({"web": {"allow_private": True, "backend": "browser"}}))
+    try:
+        mcp.send(json.dumps(INIT))
+        assert mcp.answer()["id"] == 0
+        mcp.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        mcp.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                             "params": {"name": "web_extract", "arguments": {"urls": [url]}}}))
+        answer = mcp.lines.get(timeout=90)
+        assert b"Rendered" in answer, answer[:500]
+        pids = chromium_pids(mcp.proc.pid)  # the Chromium processes under this server, the browser first
+        assert pids and alive(pids)
+        profile = profile_dir(pids[0])
+        os.kill(mcp.proc.pid, signal.SIGTERM)  # the server this test started
+        mcp.proc.wait(60)
+        assert mcp.proc.returncode == -signal.SIGTERM
+        assert wait_gone(pids) == [] and not os.path.exists(profile)
+    finally:
+        if mcp.proc.poll() is None:
+            mcp.proc.kill()
+            mcp.proc.wait(10)
