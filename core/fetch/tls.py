@@ -57,8 +57,14 @@ def _context(path: str) -> ssl.SSLContext:
 def spki_hashes(path: str) -> list[str]:
     """base64(SHA-256(SubjectPublicKeyInfo)) of every certificate in a PEM file — Chromium's
     ``--ignore-certificate-errors-spki-list`` form, which trusts chains through exactly these keys."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import serialization
+    try:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import serialization
+    except ImportError:
+        from webshelf.errors import MissingPackageError
+
+        raise MissingPackageError("the browser trusts web.ca_bundle by its CA keys, which needs the cryptography "
+                                  "package: pip install 'webshelf[browser]'", package="cryptography") from None
 
     try:
         certificates = x509.load_pem_x509_certificates(Path(path).read_bytes())
