@@ -147,6 +147,37 @@ def test_a_call_in_use_keeps_the_browser_past_idle_s(server, config):
     assert after["browser"] == [p for p in before if p in after["browser"]] and alive(after["browser"])
 
 
+def test_a_crash_fails_the_pages_in_flight_of_every_call_and_the_next_call_relaunches(server, config):
+    config.web.backend = "browser"
+    arrived = threading.Semaphore(0)
+
+    def slow(req):
+        arrived.release()
+        time.sleep(4)
+        return Response(b"<html><body><h1>never</h1></body></html>")
+
+    done = server.route("/svc/before-crash", Response(PAGE))
+    [before] = web_extract_sync([done], config=config)
+    assert before.error is None
+    slows = [server.route(f"/svc/slow{i}", slow) for i in range(2)]
+    results: dict[int, object] = {}
+    threads = [threading.Thread(target=lambda i=i: results.setdefault(i, web_extract_sync([slows[i]], config=config)[0]))
+               for i in range(2)]
+    for t in threads:
+        t.start()
+    assert arrived.acquire(timeout=60) and arrived.acquire(timeout=60)  # both calls are rendering now
+    [service] = browser_service.running_services()
+    [main] = service.submit(service.pids()).result(30)["browser"]
+    os.kill(main, signal.SIGKILL)  # the browser this test's calls share
+    for t in threads:
+        t.join(60)
+    assert [results[i].error.code for i in range(2)] == ["backend_error", "backend_error"]
+    assert all("crashed" in results[i].error.message for i in range(2))
+    [after] = web_extract_sync([server.route("/svc/after-crash", Response(PAGE))], config=config)
+    assert after.error is None and "# Rendered" in after.content
+    assert service.shared.launches == 2 and browser_service.running_services() == [service]
+
+
 CHILD = textwrap.dedent("""
     import sys, time
     from webshelf.core.config import Config
