@@ -45,7 +45,7 @@ from webshelf.core.fetch.file_urls import read_file_url
 from webshelf.core.fetch.guarded_connect import GuardedTransport, Resolver
 from webshelf.core.fetch.headers import request_headers
 from webshelf.core.fetch.politeness import host_slots
-from webshelf.core.fetch.robots import check_robots, origin_of
+from webshelf.core.fetch.robots import check_robots
 from webshelf.core.fetch.tls import ssl_context, verify_failure, verify_message
 from webshelf.core.fetch.proxy import ProxiedTransport, RoutingTransport, proxy_chooser
 from webshelf.core.models import Page
@@ -218,7 +218,7 @@ class LocalBackend(Backend):
                         return await self._read(url, response)
                 finally:
                     await response.aclose()
-            if origin_of(target) != origin_of(current):  # another site: its robots.txt, outside any slot
+            if web.robots_txt == "obey":  # the hop's own site and path (cached per origin), outside any slot
                 try:
                     await self._obey_robots(target)
                 except BlockedByRobotsError as exc:

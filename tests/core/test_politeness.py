@@ -206,3 +206,11 @@ def test_robots_txt_obey_applies_to_the_host_a_redirect_goes_to(home):
         assert a_hits["/robots.txt"] == 1  # the first host's own robots.txt was read too (a 404: no rules)
     finally:
         robots.forget()
+
+
+def test_robots_txt_obey_applies_to_a_redirect_within_the_same_site(home, site):
+    site.route("/robots.txt", Response(b"User-agent: *\nDisallow: /private/\n", headers={"Content-Type": "text/plain"}))
+    landing = site.route("/private/page", Response(PAGE))
+    [result] = web_extract_sync([site.route("/public/moved", Redirecting(landing))], config=cfg(home, robots_txt="obey"))
+    assert result.error.code == "blocked_by_robots" and "redirect to" in result.error.message
+    assert "/private/page" not in site.hits and site.hits["/robots.txt"] == 1
