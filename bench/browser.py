@@ -5,6 +5,8 @@
    instance each (the browser's launch is measured on its own row).
 2. Memory of the Chromium processes (RSS of the browser and its children, from /proc): idle
    after launch, and the peak while rendering at each max_pages.
+0. The second call's time to first render: each call with its own browser (before the
+   process-wide browser service) vs the second call reusing the first call's browser (after).
 3. Pages/s through web_extract(backend="browser") for the 20 pages at web.browser.max_pages
    1, 4 and 8, next to the local backend's pages/s for the same URLs.
 
@@ -36,6 +38,7 @@ from tests.core.test_browser_fallback import BUNDLE, JS, SPA  # noqa: E402
 from webshelf.core.backends.browser import backend as browser_backend, proxy as proxy_module  # noqa: E402
 from webshelf.core.backends.browser.backend import BrowserBackend  # noqa: E402
 from webshelf.core.backends.browser.lifecycle import chromium_pids, rss_bytes  # noqa: E402
+from webshelf.core.backends.browser.service import shutdown_all  # noqa: E402
 from webshelf.core.backends.local import LocalBackend  # noqa: E402
 from webshelf.core.config import Config  # noqa: E402
 from webshelf.core.extract import web_extract_sync  # noqa: E402
@@ -122,9 +125,43 @@ def per_page(config: Config, urls: list[str], rounds: int) -> dict:
     return asyncio.run(go())
 
 
+def second_call(config: Config, url: str, rounds: int) -> dict[str, list[float]]:
+    """Wall time of a second one-URL ``web_extract`` call (its time to first render), "before":
+    every call launches its own browser and closes it at its end (what webshelf did before the
+    process-wide service; reproduced by closing the service around each call), and "after": the
+    second call reuses the browser the first call launched. Interleaved per round, same run."""
+    config = config.model_copy(deep=True)
+    config.web.backend = "browser"
+    out: dict[str, list[float]] = {"before": [], "after": []}
+    for _ in range(rounds):
+        for case in ("before", "after"):
+            shutdown_all()
+            web_extract_sync([url], config=config, fresh=True)  # the first call
+            if case == "before":
+                shutdown_all()  # a per-call browser ended with its call
+            start = time.perf_counter()
+            [result] = web_extract_sync([url], config=config, fresh=True)
+            out[case].append(time.perf_counter() - start)
+            assert result.ok, result.error
+    shutdown_all()
+    return out
+
+
+def print_second_call(console: Console, config: Config, spa: str, page: str, rounds: int) -> None:
+    table = Table(title=f"Second call's time to first render (one URL per call, median of {rounds}, same run)")
+    for col in ("page", "before: browser per call, ms", "after: one browser per process, ms", "after / before"):
+        table.add_column(col, justify="right")
+    for label, url in (("loopback SPA", spa), ("WCXB dev page", page)):
+        times = second_call(config, url, rounds)
+        before, after = (statistics.median(times[k]) * 1000 for k in ("before", "after"))
+        table.add_row(label, f"{before:.0f}", f"{after:.0f}", f"{after / before:.2f}")
+    console.print(table)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", choices=("second-call",), help="run only this part")
     args = parser.parse_args()
     console = Console()
     ids = sorted(p.name.split(".")[0] for p in (WCXB / "html").glob("*.html.gz"))[:N_PAGES]
@@ -135,6 +172,9 @@ def main() -> None:
         config = Config.model_validate({"web": {"allow_hosts": ["127.0.0.1/32"], "max_urls": 50,
                                                 "fallback": ["local"]}}).with_home(Path(home))
 
+        print_second_call(console, config, spa, urls[0], max(args.rounds, 5))
+        if args.only == "second-call":
+            return
         spa_times = per_page(config, [spa], args.rounds)
         corpus = per_page(config, urls, args.rounds)
         t1 = Table(title=f"Render + extract per page, median of {args.rounds} (same run; the browser launch once)")

@@ -102,6 +102,8 @@ class BrowserConfig(Strict):
     max_pages: int = Field(4, ge=1, le=64, description="Pages rendered at once (one fresh context each, one browser).")
     user_agent: str | None = Field(None, min_length=1, description="User-Agent of the browser; default: Chromium's own "
                                    "(without 'Headless').")
+    idle_s: float = Field(60.0, ge=0, le=86_400, description="The process-wide browser is closed after this many "
+                          "seconds unused by any call (0: as soon as no call uses it); the next page launches it again.")
 
 
 class WebConfig(Strict):
@@ -126,6 +128,10 @@ class WebConfig(Strict):
                                     "URL; credentials via ${ENV}.")
     proxy_by_backend: dict[str, SecretStr] = Field(
         default_factory=dict, description="Per-backend proxy overriding web.proxy: backend name → proxy URL, or direct.")
+    ca_bundle: str | None = Field(None, min_length=1, description="PEM file of extra CA certificates trusted for "
+                                  "https (a TLS-inspecting proxy's CA), added to the default roots.")
+    ca_bundle_by_backend: dict[str, str] = Field(
+        default_factory=dict, description="Per-backend CA bundle overriding web.ca_bundle: backend name → PEM path.")
     trust_env_proxy: bool = Field(False, description="Honour HTTPS_PROXY / HTTP_PROXY / ALL_PROXY / NO_PROXY from the environment.")
     per_host_concurrency: int = Field(2, ge=1, le=64, description="Requests in flight to one host, across calls and processes of a home.")
     per_host_delay_ms: int = Field(0, ge=0, le=60_000, description="Least time between two request starts to one host.")
@@ -202,6 +208,16 @@ class WebConfig(Strict):
             if name not in PROXY_BACKENDS:
                 raise ValueError(f"{name!r} is not a backend; choose from: {', '.join(PROXY_BACKENDS)}")
         return {name: SecretStr(check_proxy_url(url.get_secret_value(), direct_ok=True)) for name, url in value.items()}
+
+    @field_validator("ca_bundle_by_backend")
+    @classmethod
+    def _valid_backend_bundles(cls, value: dict[str, str]) -> dict[str, str]:
+        from webshelf.core.fetch.proxy import PROXY_BACKENDS
+
+        for name in value:
+            if name not in PROXY_BACKENDS:
+                raise ValueError(f"{name!r} is not a backend; choose from: {', '.join(PROXY_BACKENDS)}")
+        return value
 
     @field_validator("fallback")
     @classmethod

@@ -66,8 +66,14 @@ class QuietServer(ThreadingHTTPServer):
 class LoopbackServer:
     """``with LoopbackServer() as srv: srv.url("/pydocs/library__re.html")``."""
 
-    def __init__(self, latency: float = 0.0) -> None:
+    def __init__(self, latency: float = 0.0, host: str = "127.0.0.1", tls: object | None = None,
+                 name: str | None = None) -> None:
+        """``host``: another loopback address is another host (per-host politeness tests);
+        ``tls``: an ``ssl.SSLContext`` with the server's certificate (https, tests/tlsserver.py);
+        ``name``: the host name URLs use instead of the address (a name the test's resolver maps)."""
         self.latency = latency
+        self.scheme = "https" if tls is not None else "http"
+        self.name = name
         self.routes: dict[str, Response | Handler] = {}
         self.hits: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -110,13 +116,16 @@ class LoopbackServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self._server = QuietServer(("127.0.0.1", 0), _Handler)
+        self._server = QuietServer((host, 0), _Handler)
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True,  # type: ignore[attr-defined]
+                                                  do_handshake_on_connect=False)  # in the handler thread
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def base(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{self.scheme}://{self.name or host}:{port}"
 
     def url(self, path: str) -> str:
         return self.base + path

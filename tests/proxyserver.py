@@ -15,9 +15,13 @@ from urllib.parse import urlsplit
 
 
 class ForwardProxy:
-    def __init__(self, host: str = "127.0.0.2", auth: tuple[str, str] | None = None) -> None:
+    def __init__(self, host: str = "127.0.0.2", auth: tuple[str, str] | None = None,
+                 hosts: dict[str, str] | None = None) -> None:
+        """``hosts``: names this proxy resolves itself (a test name → a loopback address; nothing
+        else is looked up in DNS for them). Each CONNECT records the address it connected to."""
         self.host = host
         self.auth = auth
+        self.hosts = hosts or {}
         self.requests: list[dict] = []
         self._loop = asyncio.new_event_loop()
         self._server: asyncio.base_events.Server | None = None
@@ -72,7 +76,9 @@ class ForwardProxy:
             return
         if method == "CONNECT":
             host, port = target.rsplit(":", 1)
-            up_r, up_w = await asyncio.open_connection(host.strip("[]"), int(port))
+            address = self.hosts.get(host.strip("[]"), host.strip("[]"))
+            self.requests[-1]["connected"] = address
+            up_r, up_w = await asyncio.open_connection(address, int(port))
             writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             await writer.drain()
             await self._pipe(reader, writer, up_r, up_w)

@@ -44,6 +44,7 @@ from webshelf.core.config import Config, HostedBackendConfig
 from webshelf.core.fetch.body import decoders, read_capped, through
 from webshelf.core.fetch.checked import CheckedURL
 from webshelf.core.fetch.proxy import hosted_client_proxy
+from webshelf.core.fetch.tls import ssl_context, verify_failure, verify_message
 from webshelf.errors import BackendError, BlockedURLError, FetchError, FetchTimeoutError, HTTPStatusError, TooLargeError
 from webshelf.core.freshness import max_age_s
 from webshelf.core.models import Page
@@ -123,6 +124,7 @@ class HostedBackend(Backend):
             limits=httpx.Limits(max_connections=config.web.concurrency),
             proxy=hosted_client_proxy(config, self.name, self.settings.base_url),  # web.proxy, per backend
             trust_env=config.web.trust_env_proxy,  # the proxy itself: hosted_client_proxy
+            verify=ssl_context(config, self.name),  # web.ca_bundle (a TLS-inspecting proxy's CA), per backend
         )
 
     # -- what a provider implements ------------------------------------------------------------
@@ -209,6 +211,9 @@ class HostedBackend(Backend):
                 raise self.error(FetchTimeoutError, f"{self.name}: no answer from {where} within "
                                  f"{self.wait_s:g} s (web.{self.name}.timeout_s plus time to answer)") from None
             except httpx.HTTPError as exc:
+                if (failure := verify_failure(exc)) is not None:
+                    raise self.error(BackendError, f"{self.name}: cannot reach {where}: "
+                                     f"{verify_message(failure, self.name)}") from None
                 raise self.error(BackendError, f"{self.name}: cannot reach {where}: {type(exc).__name__}: "
                                  f"{exc or 'request failed'}") from None
             try:

@@ -24,6 +24,8 @@ import asyncio
 import email.utils
 import http
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from urllib.parse import urljoin
 
@@ -37,13 +39,14 @@ from webshelf.core.backends.fallback import count_scripts
 from webshelf.core.convert.bounds import Bounds
 from webshelf.core.convert.by_type import is_pdf, refuse_binary_type, to_markdown
 from webshelf.core.convert.pool import default_workers, shared_pool, use_pool
-from webshelf.errors import (BlockedURLError, FetchError, FetchTimeoutError, HTTPStatusError, InvalidURLError,
+from webshelf.errors import (BlockedByRobotsError, BlockedURLError, FetchError, FetchTimeoutError, HTTPStatusError, InvalidURLError,
                          TooManyRedirectsError, WebshelfError)
 from webshelf.core.fetch.file_urls import read_file_url
 from webshelf.core.fetch.guarded_connect import GuardedTransport, Resolver
 from webshelf.core.fetch.headers import request_headers
 from webshelf.core.fetch.politeness import host_slots
 from webshelf.core.fetch.robots import check_robots
+from webshelf.core.fetch.tls import ssl_context, verify_failure, verify_message
 from webshelf.core.fetch.proxy import ProxiedTransport, RoutingTransport, proxy_chooser
 from webshelf.core.models import Page
 from webshelf.core.fetch.netpolicy import check_url, redact
@@ -85,6 +88,20 @@ def retry_after_s(value: str | None, attempt: int) -> float:
     return float(2**attempt)
 
 
+class _Deadline:
+    """A URL's deadline (``web.timeout_s``): the monotonic time ``at``, and the ``asyncio.timeout``
+    scope that enforces it, both moved later by the time spent waiting for a host slot."""
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+        self.scope: asyncio.Timeout | None = None
+
+    def extend(self, waited_s: float) -> None:
+        self.at += waited_s
+        if self.scope is not None and (when := self.scope.when()) is not None:
+            self.scope.reschedule(when + waited_s)
+
+
 class LocalBackend(Backend):
     name = "local"
 
@@ -92,9 +109,11 @@ class LocalBackend(Backend):
         super().__init__(config)
         web = config.web
         limits = httpx.Limits(max_connections=web.concurrency, max_keepalive_connections=web.concurrency)
-        direct = GuardedTransport(self.policy, limits=limits, resolver=resolver)
+        tls = ssl_context(config, self.name)  # default roots plus web.ca_bundle (core/fetch/tls.py)
+        direct = GuardedTransport(self.policy, limits=limits, resolver=resolver, ssl_context=tls)
         proxied = RoutingTransport(direct, proxy_chooser(config, self.name),  # web.proxy…: target still checked
-                                   lambda proxy: ProxiedTransport(self.policy, proxy, limits=limits, resolver=resolver))
+                                   lambda proxy: ProxiedTransport(self.policy, proxy, limits=limits, resolver=resolver,
+                                                                  verify=tls))
         self._client = httpx.AsyncClient(
             transport=proxied,
             follow_redirects=False,  # followed in _follow, each hop checked
@@ -132,23 +151,26 @@ class LocalBackend(Backend):
             body, ctype, final_url = await asyncio.to_thread(read_file_url, url, self.policy, web.max_bytes)
             fetched = Fetched(final_url, 200, ctype, body)
         else:
-            if web.robots_txt == "obey":  # core/fetch/robots.py: fetched through this same guarded path
-                await check_robots(url, user_agent=web.user_agent, max_age_s=self.config.cache.max_age,
-                                   fetch=self._robots_body)
-            async with self._host_slots.slot(url):  # web.per_host_concurrency / _delay_ms, across processes
-                async with self.gate:  # web.concurrency requests in flight; conversion below runs outside it
-                    fetched = await self._fetch_within_deadline(url)
+            await self._obey_robots(url)
+            fetched = await self._fetch_within_deadline(url)  # each hop: its host's slot, then the gate
         converted = await self._convert(fetched)
         return Page(url=url, final_url=fetched.final_url, markdown=converted.markdown, title=converted.title,
                     content_type=converted.content_type, status=fetched.status,
                     scripts=count_scripts(fetched.body, converted))
 
+    async def _obey_robots(self, url: str) -> None:
+        """With ``web.robots_txt: obey``, refuse ``url`` (a first URL or a redirect hop) its robots.txt disallows."""
+        web = self.config.web
+        if web.robots_txt == "obey":  # core/fetch/robots.py: fetched through this same guarded path
+            await check_robots(url, user_agent=web.user_agent, max_age_s=self.config.cache.max_age,
+                               fetch=self._robots_body)
+
     async def _fetch_within_deadline(self, url: str) -> Fetched:
         web = self.config.web
         shown = redact(url)
-        deadline = time.monotonic() + web.timeout_s
+        deadline = _Deadline(time.monotonic() + web.timeout_s)
         try:
-            async with asyncio.timeout(web.timeout_s):
+            async with asyncio.timeout(web.timeout_s) as deadline.scope:
                 return await self._follow(url, deadline)
         except TimeoutError:
             raise FetchTimeoutError(f"{shown}: no complete response within {web.timeout_s:g} s (web.timeout_s, which covers "
@@ -164,33 +186,57 @@ class LocalBackend(Backend):
         except httpx.InvalidURL as exc:  # e.g. a redirect to a malformed Location
             raise InvalidURLError(f"{shown}: not a valid URL: {exc}", url=url) from None
         except httpx.HTTPError as exc:
+            if (failure := verify_failure(exc)) is not None:  # a private CA or a TLS-inspecting proxy: web.ca_bundle
+                raise FetchError(f"{shown}: {verify_message(failure)}", url=url) from None
             raise FetchError(f"{shown}: {type(exc).__name__}: {exc or 'request failed'}", url=url) from None
 
-    async def _follow(self, url: str, deadline: float) -> Fetched:
-        """GET with redirects followed by hand: every hop passes the policy again."""
+    async def _follow(self, url: str, deadline: "_Deadline") -> Fetched:
+        """GET with redirects followed by hand: every hop passes the policy again, and is polite to
+        its own host — that host's slot and delay (core/fetch/politeness.py) and, with
+        ``web.robots_txt: obey``, its robots.txt. A hop holds only its own host's slot (released
+        before the next hop takes one, so A→B and B→A redirects cannot deadlock), and the time
+        spent waiting for a slot is added to the deadline: a URL that has not been sent yet has
+        not started."""
         web = self.config.web
         current = url
         for _hop in range(web.max_redirects + 1):
-            response, retry_note = await self._send_with_retries(current, deadline)
-            try:
-                location = response.headers.get("location")
-                if response.status_code in REDIRECTS and location:
-                    target = urljoin(str(response.url), location.strip())
-                    try:
-                        check_url(target, self.policy, first_hop=False)
-                    except BlockedURLError as exc:  # a new URL: the policy for a redirect target
-                        raise BlockedURLError(f"{redact(url)}: redirect to {exc.message}", url=url) from None
-                    current = target
-                    continue
-                if response.status_code >= 400:
-                    raise HTTPStatusError(f"{redact(url)}: HTTP {response.status_code}{standard_phrase(response.status_code)}"
-                                          + (f" (at {redact(current)})" if current != url else "") + retry_note,
-                                          url=url, status=response.status_code)
-                return await self._read(url, response)
-            finally:
-                await response.aclose()
+            async with self._polite(current, deadline):
+                response, retry_note = await self._send_with_retries(current, deadline.at)
+                try:
+                    location = response.headers.get("location")
+                    if response.status_code in REDIRECTS and location:
+                        target = urljoin(str(response.url), location.strip())
+                        try:
+                            check_url(target, self.policy, first_hop=False)
+                        except BlockedURLError as exc:  # a new URL: the policy for a redirect target
+                            raise BlockedURLError(f"{redact(url)}: redirect to {exc.message}", url=url) from None
+                    elif response.status_code >= 400:
+                        raise HTTPStatusError(f"{redact(url)}: HTTP {response.status_code}{standard_phrase(response.status_code)}"
+                                              + (f" (at {redact(current)})" if current != url else "") + retry_note,
+                                              url=url, status=response.status_code)
+                    else:
+                        return await self._read(url, response)
+                finally:
+                    await response.aclose()
+            if web.robots_txt == "obey":  # the hop's own site and path (cached per origin), outside any slot
+                try:
+                    await self._obey_robots(target)
+                except BlockedByRobotsError as exc:
+                    raise BlockedByRobotsError(f"{redact(url)}: redirect to {exc.message}", url=url,
+                                               rule=exc.context.get("rule")) from None
+            current = target
         raise TooManyRedirectsError(f"{redact(url)}: more than {web.max_redirects} redirects (web.max_redirects); "
                                     f"the last one pointed at {redact(current)}", url=url)
+
+    @asynccontextmanager
+    async def _polite(self, url: str, deadline: "_Deadline") -> AsyncIterator[None]:
+        """One hop's host slot (web.per_host_concurrency / _delay_ms, across processes), then the
+        gate (web.concurrency requests in flight), the wait not counted against web.timeout_s."""
+        began = time.monotonic()
+        async with self._host_slots.slot(url):
+            async with self.gate:
+                deadline.extend(time.monotonic() - began)
+                yield
 
     async def _send_with_retries(self, url: str, deadline: float) -> tuple[httpx.Response, str]:
         """The response, and a note on retries for the error message when it is still a 429/503."""

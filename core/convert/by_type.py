@@ -5,7 +5,7 @@ through main-content extraction; Markdown passes through without its comments an
 (core/convert/markdown_hidden.py) and plain text untouched; JSON is
 pretty-printed in a fenced block so an agent can read its structure; PDF (by type or ``%PDF``
 magic) becomes text per page (core/convert/pdf_text.py); DOCX, PPTX, XLSX, EPUB and ODT (by type, or a
-zip body recognised by its entries) become Markdown (core/convert/documents.py). Images, audio, video, archives and other
+zip body recognised by its entries — also when labelled ``application/zip``) become Markdown (core/convert/documents.py). Images, audio, video, archives and other
 binary types are refused with "unsupported content type X" — early, from the headers, when
 the type says so, so their bodies are never downloaded — and, whatever the label, a body whose
 magic number or NUL bytes say binary (a PNG served as ``text/html``) is refused the same way. Decoding uses
@@ -24,7 +24,7 @@ import charset_normalizer
 
 from webshelf.errors import TooComplexError, UnsupportedContentError
 from webshelf.core.convert.bounds import Bounds
-from webshelf.core.convert.documents import DOCUMENT_TYPES, document_to_markdown, sniff_document
+from webshelf.core.convert.documents import DOCUMENT_TYPES, document_to_markdown, sniff_document, zip_kind
 from webshelf.core.convert.html_hidden import drop_hidden
 from webshelf.core.convert.html_precheck import precheck_html
 from webshelf.core.convert.markdown_hidden import drop_hidden_markdown
@@ -42,12 +42,15 @@ VAGUE_TYPES = {"", "application/octet-stream", "binary/octet-stream", "applicati
                "unknown/unknown", "text/plain"}
 BINARY_PREFIXES = ("image/", "audio/", "video/", "font/", "model/")
 BINARY_TYPES = {
-    "application/zip", "application/gzip", "application/x-gzip", "application/x-tar", "application/x-bzip2",
+    "application/gzip", "application/x-gzip", "application/x-tar", "application/x-bzip2",
     "application/x-xz", "application/x-7z-compressed", "application/x-rar-compressed", "application/vnd.rar",
     "application/zstd", "application/java-archive", "application/x-msdownload", "application/x-executable",
     "application/vnd.android.package-archive", "application/x-apple-diskimage", "application/wasm",
     "application/msword", "application/vnd.ms-excel", "application/vnd.ms-powerpoint", "application/x-shockwave-flash",
 }
+# Zip labels: DOCX/PPTX/XLSX/EPUB/ODT are often served as plain zips, so these bodies are downloaded
+# (under web.max_bytes) and sniffed by their zip directory; a zip that is no document is refused after.
+ZIP_TYPES = {"application/zip", "application/x-zip-compressed", "application/x-zip", "multipart/x-zip"}
 # Magic numbers of common binary formats, for bodies whose type is vague.
 MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"), (b"PK\x03\x04", "application/zip"),
          (b"\x1f\x8b", "application/gzip"), (b"7z\xbc\xaf", "application/x-7z-compressed"), (b"Rar!", "application/vnd.rar"),
@@ -173,7 +176,9 @@ def _convert(body: bytes, content_type_header: str | None, url: str, bounds: Bou
     if is_pdf(body, content_type_header):
         text, title = pdf_to_markdown(body, url, bounds.max_pdf_pages, bounds=bounds)
         return Converted(text, title, "application/pdf")
-    document = mtype if mtype in DOCUMENT_TYPES else sniff_document(body) if mtype in VAGUE_TYPES else None
+    document = mtype if mtype in DOCUMENT_TYPES else sniff_document(body) if mtype in VAGUE_TYPES | ZIP_TYPES else None
+    if mtype in ZIP_TYPES and not document:
+        raise unsupported(f"{mtype} ({zip_kind(body)}, not a DOCX, PPTX, XLSX, EPUB or ODT document)", url)
     if document:  # DOCX, PPTX, XLSX, EPUB, ODT (core/convert/documents.py, zip-bomb checked)
         text, title = document_to_markdown(body, document, url, max_bytes=bounds.max_bytes)
         return Converted(text, title, document)

@@ -53,6 +53,18 @@ def sniff_document(body: bytes) -> str | None:
     return None
 
 
+def zip_kind(body: bytes) -> str:
+    """What a zip body that is not a document is, for the refusal: a plain zip archive (with its
+    entry count, from the directory only — nothing is extracted), or a body that is not a zip."""
+    if not body.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return "the body is not a zip file"
+    try:
+        count = len(zipfile.ZipFile(io.BytesIO(body)).infolist())
+    except (zipfile.BadZipFile, ValueError, OSError):
+        return "the body is not a readable zip file"
+    return f"a plain zip archive of {count:,} entr{'y' if count == 1 else 'ies'}; webshelf does not unpack archives"
+
+
 def _need(module: str, package: str):  # noqa: ANN202
     try:
         return __import__(module, fromlist=["_"])
@@ -225,4 +237,4 @@ def document_to_markdown(body: bytes, mtype: str, url: str, *, max_bytes: int) -
     return markdown, title
 
 
-__all__ = ["DOCUMENT_TYPES", "document_to_markdown", "sniff_document"]
+__all__ = ["DOCUMENT_TYPES", "document_to_markdown", "sniff_document", "zip_kind"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Iterable
 
 import httpcore
@@ -64,10 +65,11 @@ class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
 class GuardedTransport(httpx.AsyncHTTPTransport):
     """``httpx.AsyncHTTPTransport`` whose connection pool uses ``GuardedNetworkBackend``."""
 
-    def __init__(self, policy: Policy, *, limits: httpx.Limits, resolver: Resolver | None = None) -> None:
+    def __init__(self, policy: Policy, *, limits: httpx.Limits, resolver: Resolver | None = None,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         super().__init__(limits=limits, trust_env=False)
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=ssl_context or httpx.create_ssl_context(trust_env=False),  # web.ca_bundle: core/fetch/tls.py
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

@@ -10,9 +10,14 @@ polls (a few ms, growing to 50 ms) without blocking its event loop. The delay is
 "next start" timestamp per host, read and advanced under an exclusive lock, so concurrent
 callers reserve successive start times instead of all waking together.
 
-The slot is taken for the URL's host before the request and held until its body is read;
-redirect hops to other hosts are not gated separately. Waiting for a slot does not count
-against ``web.timeout_s`` (the URL has not started yet). A home where the slot files cannot be
+Slots are keyed on the host name alone (lower-case, trailing dot dropped; the port is ignored:
+two servers on one host are one site to be polite to). Every request takes its host's slot, hop by
+hop: the URL's host before the request, held until its body is read or the redirect is answered,
+and a redirect to another host then takes *that* host's slot and delay (and, with
+``web.robots_txt: obey``, passes that host's robots.txt) — core/backends/local.py ``_follow``. A
+hop releases its slot before the next hop waits for one, so redirects back and forth between
+two hosts cannot deadlock. Waiting for a slot does not count against ``web.timeout_s`` (the
+request has not been sent yet). A home where the slot files cannot be
 written (read-only, full) falls back to the same limits within this process, never to a failure.
 """
 

@@ -18,6 +18,7 @@ The browser backend asks ``browser_proxy(config)`` for Playwright's ``proxy=`` d
 
 from __future__ import annotations
 
+import ssl
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ import httpx
 
 from webshelf.core.fetch.guarded_connect import Resolver, system_resolver
 from webshelf.core.fetch.netpolicy import Policy, check_addresses, parse_ip
+from webshelf.core.fetch.tls import verify_failure
 from webshelf.errors import MissingPackageError, ProxyError
 
 PROXY_BACKENDS = ("local", "browser", "firecrawl", "tavily", "exa", "parallel")
@@ -181,8 +183,8 @@ class ProxiedTransport(httpx.AsyncHTTPTransport):
     """httpx's proxy transport, with the target's name resolved and checked here before it is sent."""
 
     def __init__(self, policy: Policy, proxy: ProxySettings, *, limits: httpx.Limits,
-                 resolver: Resolver | None = None) -> None:
-        super().__init__(limits=limits, trust_env=False, proxy=httpx_proxy(proxy))
+                 resolver: Resolver | None = None, verify: ssl.SSLContext | bool = True) -> None:
+        super().__init__(limits=limits, trust_env=False, proxy=httpx_proxy(proxy), verify=verify)
         self.policy = policy
         self.proxy = proxy
         self.resolver = resolver or system_resolver
@@ -202,6 +204,8 @@ class ProxiedTransport(httpx.AsyncHTTPTransport):
             raise ProxyError(f"the proxy {self.proxy.shown} refused the request: {exc}; check web.proxy "
                              "(its address and credentials)", proxy=self.proxy.shown) from None
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            if verify_failure(exc) is not None:  # the tunnel worked; the site's certificate did not verify
+                raise
             raise ProxyError(f"cannot reach the proxy {self.proxy.shown}: {exc or type(exc).__name__}; check web.proxy",
                              proxy=self.proxy.shown) from None
         if response.status_code == 407:  # a forward (non-CONNECT) proxy answers in the response itself

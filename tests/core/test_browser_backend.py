@@ -16,6 +16,7 @@ from tests.core.browser_fixtures import need_browser, run
 from tests.loopback import Response
 from webshelf.core.backends.browser.backend import BrowserBackend
 from webshelf.core.backends.browser.lifecycle import chromium_pids, rss_bytes
+from webshelf.core.backends.browser.service import shutdown_all
 from webshelf.core.extract import web_extract_sync
 from webshelf.errors import BackendError, BlockedURLError, FetchTimeoutError, TooLargeError, UnsupportedContentError
 
@@ -25,6 +26,8 @@ pytestmark = pytest.mark.timeout(120)
 @pytest.fixture(autouse=True)
 def _browser():
     need_browser()
+    yield
+    shutdown_all()  # the browser outlives calls (service.py): launch counts and pids start afresh per test
 
 
 def page(body: str) -> Response:
@@ -63,7 +66,7 @@ def test_a_crashed_browser_fails_only_its_url_and_is_restarted(server, config):
     async def go():
         async with BrowserBackend(config) as backend:
             await backend._browser()
-            [main] = (await backend._shared.pids())["browser"]
+            [main] = (await backend.pids())["browser"]
             rendering = asyncio.ensure_future(backend.fetch(slow))
             await asyncio.sleep(0.5)
             os.kill(main, signal.SIGKILL)  # the browser process this test's backend started
@@ -164,11 +167,13 @@ def test_at_most_max_pages_render_at_once(server, config):
 
 
 def test_the_browser_processes_are_ours_and_measurable(config):
+    config.web.browser.idle_s = 0  # closed as soon as the last call using it ends
+
     async def go():
         async with BrowserBackend(config) as backend:
             await backend._browser()
             for _ in range(5):  # Chromium starts and ends short-lived helpers: compare two snapshots that agree
-                kinds = await backend._shared.pids()
+                kinds = await backend.pids()
                 pids = [p for group in kinds.values() for p in group]
                 descendants = set(chromium_pids())
                 if set(pids) <= descendants:

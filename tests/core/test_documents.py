@@ -216,3 +216,38 @@ def test_without_the_extra_the_error_names_it(home, monkeypatch):
     result = serve(home, make_docx(), DOCX)
     assert result.error.code == "missing_package"
     assert "pip install 'webshelf[documents]'" in result.error.message and "mammoth" in result.error.message
+
+
+@pytest.mark.parametrize("ctype", ["application/zip", "application/x-zip-compressed"])
+@pytest.mark.parametrize("make,expected", [(make_docx, "# Quarterly report"), (make_xlsx, None), (make_epub, None),
+                                           (make_odt, None)], ids=["docx", "xlsx", "epub", "odt"])
+def test_documents_labelled_zip_are_sniffed_by_their_directory(home, ctype, make, expected):
+    body = make()
+    result = serve(home, body, ctype)
+    assert result.error is None, result.error
+    as_own_type = serve(home, body, "application/octet-stream")  # the same conversion as any sniffed body
+    assert stored(result) == stored(as_own_type)
+    if expected:
+        assert expected in stored(result)
+
+
+@pytest.mark.parametrize("ctype", ["application/zip", "application/x-zip-compressed"])
+def test_a_plain_zip_archive_is_refused_after_sniffing_naming_what_it_is(home, ctype):
+    result = serve(home, zip_of({"readme.txt": "hello", "data/a.csv": "1,2"}), ctype)
+    assert result.error.code == "unsupported_content_type"
+    assert result.error.message.startswith(f"unsupported content type {ctype} (a plain zip archive of 2 entries")
+    assert "not a DOCX, PPTX, XLSX, EPUB or ODT document" in result.error.message
+
+
+def test_a_zip_labelled_body_that_is_no_zip_says_so(home):
+    result = serve(home, b"<html>not a zip</html>", "application/zip")
+    assert result.error.code == "unsupported_content_type" and "the body is not a zip file" in result.error.message
+
+
+def test_a_zip_labelled_bomb_is_refused_from_the_directory(home):
+    bomb = zip_of({"word/document.xml": b"<w>" + b" " * 3_000_000 + b"</w>"})
+    result = serve(home, bomb, "application/zip", max_bytes=1_000_000)
+    assert result.error.code == "document_invalid" and "unpacks to 3,000,007 bytes" in result.error.message
+    many = zip_of({"word/document.xml": "<x/>"} | {f"junk/{i}": "" for i in range(10_001)})
+    result = serve(home, many, "application/x-zip-compressed")
+    assert result.error.code == "document_invalid" and "10,002 entries" in result.error.message

@@ -139,3 +139,78 @@ def test_a_home_where_slot_files_cannot_be_written_still_fetches(home):
         urls = [srv.route(f"/polite/ro{i}", counter) for i in range(4)]
         results = web_extract_sync(urls, config=cfg(home, per_host_concurrency=1))
     assert all(r.error is None for r in results) and counter.most == 1  # limited within the process
+
+
+class Redirecting:
+    """A handler that answers 302 to ``target`` (another server: another host)."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def __call__(self, req) -> Response:
+        return Response(b"", 302, {"Location": self.target, "Content-Type": "text/plain"})
+
+
+def test_a_redirect_to_another_host_takes_that_hosts_slot(home):
+    """Three first hosts, each with its own slot, all redirect to one host B: B still sees one request at a time
+    (slots are keyed on the host name, the port ignored: README "Polite fetching")."""
+    counter = Counting(hold=0.2)
+    with LoopbackServer(host="127.0.0.2") as b, LoopbackServer(host="127.0.0.1") as a1, \
+            LoopbackServer(host="127.0.0.3") as a2, LoopbackServer(host="127.0.0.4") as a3:
+        urls = [a.route(f"/hop/{i}", Redirecting(b.route(f"/landing/{n}{i}", counter)))
+                for n, a in enumerate((a1, a2, a3)) for i in range(2)]
+        results = web_extract_sync(urls, config=cfg(home, per_host_concurrency=1, concurrency=8))
+    assert [r.error for r in results] == [None] * 6
+    assert len(counter.starts) == 6 and counter.most == 1
+
+
+def test_a_redirect_hop_waits_for_that_hosts_delay(home):
+    """Not a benchmark: B's request starts are booked 150 ms apart though they come from four hosts' redirects."""
+    counter = Counting(hold=0.0)
+    servers = [LoopbackServer(host=f"127.0.0.{i}") for i in (2, 3, 4, 5, 6)]
+    with servers[0] as b, servers[1], servers[2], servers[3], servers[4]:
+        urls = [a.route("/hop", Redirecting(b.route(f"/landing/d{i}", counter))) for i, a in enumerate(servers[1:])]
+        results = web_extract_sync(urls, config=cfg(home, per_host_delay_ms=150, per_host_concurrency=4))
+    assert [r.error for r in results] == [None] * 4
+    starts = sorted(counter.starts)
+    assert len(starts) == 4 and all(y - x >= 0.075 for x, y in zip(starts, starts[1:])), starts
+
+
+def test_redirects_back_and_forth_between_two_hosts_do_not_deadlock(home):
+    with LoopbackServer(host="127.0.0.1") as a, LoopbackServer(host="127.0.0.2") as b:
+        urls = []
+        for i in range(4):  # a/i → b/i → a/end-i, and b/j → a/j → b/end-j, all at once with one slot per host
+            urls.append(a.route(f"/x{i}", Redirecting(b.route(f"/x{i}", Redirecting(a.route(f"/end{i}", Response(PAGE)))))))
+            urls.append(b.route(f"/y{i}", Redirecting(a.route(f"/y{i}", Redirecting(b.route(f"/end{i}", Response(PAGE)))))))
+        results = web_extract_sync(urls, config=cfg(home, per_host_concurrency=1, concurrency=8))
+    assert [r.error for r in results] == [None] * 8
+
+
+def test_robots_txt_obey_applies_to_the_host_a_redirect_goes_to(home):
+    robots.forget()
+    try:
+        with LoopbackServer(host="127.0.0.1") as a, LoopbackServer(host="127.0.0.2") as b:
+            b.route("/robots.txt", Response(b"User-agent: *\nDisallow: /private/\n", headers={"Content-Type": "text/plain"}))
+            landing = b.route("/private/page", Response(PAGE))
+            public = b.route("/public/page", Response(PAGE))
+            urls = [a.route("/to-private", Redirecting(landing)), a.route("/to-public", Redirecting(public))]
+            results = web_extract_sync(urls, config=cfg(home, robots_txt="obey"))
+            hits = dict(b.hits)
+            a_hits = dict(a.hits)
+        refused, allowed = results
+        assert refused.error.code == "blocked_by_robots"
+        assert "redirect to" in refused.error.message and "Disallow: /private/" in refused.error.message
+        assert f"{b.base}/robots.txt" in refused.error.message
+        assert allowed.error is None
+        assert "/private/page" not in hits and hits["/robots.txt"] == 1 and hits["/public/page"] == 1
+        assert a_hits["/robots.txt"] == 1  # the first host's own robots.txt was read too (a 404: no rules)
+    finally:
+        robots.forget()
+
+
+def test_robots_txt_obey_applies_to_a_redirect_within_the_same_site(home, site):
+    site.route("/robots.txt", Response(b"User-agent: *\nDisallow: /private/\n", headers={"Content-Type": "text/plain"}))
+    landing = site.route("/private/page", Response(PAGE))
+    [result] = web_extract_sync([site.route("/public/moved", Redirecting(landing))], config=cfg(home, robots_txt="obey"))
+    assert result.error.code == "blocked_by_robots" and "redirect to" in result.error.message
+    assert "/private/page" not in site.hits and site.hits["/robots.txt"] == 1

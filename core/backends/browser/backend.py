@@ -2,8 +2,9 @@
 
 For pages whose text exists only after JavaScript runs (an SPA shell is ``<div id=root>`` and a
 script). Per URL: a fresh browser context (no cookies, storage or cache shared between URLs;
-service workers blocked, downloads refused, dialogs dismissed, permissions denied), its own
-policy proxy (proxy.py: every request, sub-resources, redirects, fetch/XHR and WebSockets
+service workers blocked, downloads refused, dialogs dismissed, permissions denied) in the
+process-wide browser (service.py: Playwright lives on its own thread and loop; the render runs
+there, submitted from this call's loop), its own policy proxy on this call's loop (proxy.py: every request, sub-resources, redirects, fetch/XHR and WebSockets
 included, passes the address policy; the bytes it lets through are capped at ``web.max_bytes``),
 ``goto`` until ``load``, then network idle or ``web.browser.wait_ms``, whichever comes first. The
 serialised DOM goes through the same HTML→Markdown path as the local backend
@@ -12,8 +13,9 @@ serialised DOM goes through the same HTML→Markdown path as the local backend
 Images, media and fonts are not fetched (the text never depends on them). A route handler in the
 context is the second layer: a request whose URL the DNS-free policy
 refuses (``file://``, ``chrome://``, a loopback literal, a reserved name) is aborted before it
-reaches the proxy. At most ``web.browser.max_pages`` pages render at once in one shared browser
-(lifecycle.py); one deadline, ``web.timeout_s``, covers a page from its context to its DOM.
+reaches the proxy. At most ``web.browser.max_pages`` pages render at once in the shared browser, across
+every call of the process (service.py); one deadline, ``web.timeout_s``, covers a page from its
+context to its DOM.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 from webshelf.core.backends.base import Backend
 from webshelf.core.backends.fallback import count_scripts
 from webshelf.core.backends.browser.lifecycle import SharedBrowser, require_browser
+from webshelf.core.backends.browser.service import BrowserService, acquire, launch_key, release
 from webshelf.core.backends.browser.proxy import BLOCKED_HEADER, PolicyProxy
 from webshelf.core.config import Config
 from webshelf.core.convert.by_type import HTML_TYPES, media_type, to_markdown
@@ -33,6 +36,8 @@ from webshelf.core.fetch.body import too_large
 from webshelf.core.fetch.checked import CheckedURL
 from webshelf.core.fetch.guarded_connect import Resolver
 from webshelf.core.fetch.netpolicy import check_url, redact
+from webshelf.core.fetch.proxy import proxy_chooser
+from webshelf.core.fetch.tls import HOW as TLS_HOW
 from webshelf.core.models import Page
 from webshelf.errors import (BackendError, BlockedURLError, FetchTimeoutError, HTTPStatusError,
                              UnsupportedContentError)
@@ -50,25 +55,37 @@ class BrowserBackend(Backend):
         self.settings = config.web.browser
         self.executable = require_browser(self.settings.executable_path)
         self.resolver = resolver
-        self.pages = asyncio.Semaphore(self.settings.max_pages)
-        self._guard: PolicyProxy | None = None  # browser-wide: anything outside a page's context
-        self._shared: SharedBrowser | None = None
-        self._start_lock = asyncio.Lock()
+        self._key = launch_key(config, self.executable, self.policy)  # a bad web.ca_bundle fails here
+        self._service: BrowserService | None = None
+        self._upstream = proxy_chooser(config, self.name)  # web.proxy…: the policy proxy connects through it
         self.blocked: dict[str, list[str]] = {}  # url → requests the proxy refused (tests, notes)
 
-    async def _browser(self) -> Any:
-        async with self._start_lock:
-            if self._shared is None:
-                self._guard = await PolicyProxy(self.policy, resolver=self.resolver,
-                                                max_bytes=self.config.web.max_bytes).start()
-                self._shared = SharedBrowser(self.executable, self._guard.url)
-        return await self._shared.get()
+    def _use_service(self) -> BrowserService:
+        """The process-wide browser service for these settings (service.py), held until ``aclose``."""
+        if self._service is None:
+            self._service = acquire(self._key, self.settings.idle_s)
+        return self._service
+
+    @property
+    def _shared(self) -> SharedBrowser | None:
+        """The service's browser (launch counts for tests; its Playwright objects belong to the service's loop)."""
+        return self._service.shared if self._service is not None else None
+
+    async def _browser(self) -> None:
+        """Launch the shared browser now if it is not running (tests, benchmarks)."""
+        service = self._use_service()
+        await service.run(service.browser())
+
+    async def pids(self) -> dict[str, list[int]]:
+        """The shared browser's processes by kind, from Chromium itself (lifecycle.py ``pids``)."""
+        service = self._use_service()
+        return await service.run(service.pids())
 
     async def aclose(self) -> None:
-        if self._shared is not None:
-            await self._shared.close()
-        if self._guard is not None:
-            await self._guard.close()
+        """Release the shared browser (closed by the service after ``web.browser.idle_s`` unused)."""
+        if self._service is not None:
+            service, self._service = self._service, None
+            release(service)
 
     async def fetch(self, url: CheckedURL | str, *, fresh: bool = False) -> Page:
         """Render one URL in a fresh context; ``fresh`` changes nothing (no copies are kept)."""
@@ -76,30 +93,44 @@ class BrowserBackend(Backend):
         if checked.is_file:
             raise BlockedURLError(f"{redact(checked.url)}: the browser backend never opens file:// URLs; "
                                   "the local backend reads them (web.allow_file_urls, web.file_dirs)", url=checked.url)
-        timeout_s = self.config.web.timeout_s
-        async with self.pages:  # web.browser.max_pages pages at once
-            try:
-                async with asyncio.timeout(timeout_s):
-                    html, final_url, status, ctype = await self._render_unless_crash(checked.url)
-            except TimeoutError:
-                raise FetchTimeoutError(f"{redact(checked.url)}: the browser did not finish the page within "
-                                        f"{timeout_s:g} s (web.timeout_s)", url=checked.url) from None
+        service = self._use_service()
+        # The page's policy proxy runs on this call's loop (its resolver, its byte count); Chromium
+        # and every Playwright call run on the service's loop.
+        proxy = await PolicyProxy(self.policy, resolver=self.resolver, max_bytes=self.config.web.max_bytes,
+                                  upstream=self._upstream).start()
+        try:
+            html, final_url, status, ctype = await service.run(self._render_job(service, checked.url, proxy))
+        finally:
+            self.blocked[checked.url] = list(proxy.blocked)
+            await proxy.close()
         converted = await asyncio.to_thread(to_markdown, html, ctype, final_url,
                                             max_pdf_pages=self.config.web.max_pdf_pages)
         return Page(url=checked.url, final_url=final_url, markdown=converted.markdown, title=converted.title,
                     content_type=converted.content_type, status=status, scripts=count_scripts(html, converted))
 
-    async def _render_unless_crash(self, url: str) -> tuple[bytes, str, int, str]:
+    async def _render_job(self, service: BrowserService, url: str, proxy: PolicyProxy) -> tuple[bytes, str, int, str]:
+        """On the service's loop: one of ``max_pages`` slots (shared by every call), then the render
+        within ``web.timeout_s`` (waiting for a slot does not count: the page has not started)."""
+        timeout_s = self.config.web.timeout_s
+        async with service.pages:
+            try:
+                async with asyncio.timeout(timeout_s):
+                    return await self._render_unless_crash(service, url, proxy)
+            except TimeoutError:
+                raise FetchTimeoutError(f"{redact(url)}: the browser did not finish the page within "
+                                        f"{timeout_s:g} s (web.timeout_s)", url=url) from None
+
+    async def _render_unless_crash(self, service: BrowserService, url: str, proxy: PolicyProxy) -> tuple[bytes, str, int, str]:
         """``_render``, but a browser that dies meanwhile fails this URL at once: a pending
         Playwright call is not always woken by the crash, so the disconnect is watched too."""
-        browser = await self._browser()
+        browser = await service.browser()
         gone = asyncio.get_running_loop().create_future()
 
         def on_disconnect(*_: object) -> None:
             if not gone.done():
                 gone.set_result(None)
         browser.on("disconnected", on_disconnect)
-        render = asyncio.ensure_future(self._render(url))
+        render = asyncio.ensure_future(self._render(browser, url, proxy))
         try:
             await asyncio.wait({render, gone}, return_when=asyncio.FIRST_COMPLETED)
             if render.done():
@@ -107,21 +138,19 @@ class BrowserBackend(Backend):
             render.cancel()
             with contextlib.suppress(BaseException):
                 await render
-            raise BackendError(f"{redact(url)}: the browser crashed while rendering (only this URL failed; the "
-                               "browser is restarted for the next one)", url=url, backend="browser")
+            raise BackendError(f"{redact(url)}: the browser crashed while rendering (only this URL failed; "
+                               "the browser is restarted for the next one)", url=url, backend="browser")
         finally:
             if not render.done():
                 render.cancel()
             with contextlib.suppress(Exception):
                 browser.remove_listener("disconnected", on_disconnect)
 
-    async def _render(self, url: str) -> tuple[bytes, str, int, str]:
+    async def _render(self, browser: Any, url: str, proxy: PolicyProxy) -> tuple[bytes, str, int, str]:
         from playwright.async_api import Error as PlaywrightError
 
         web = self.config.web
         shown = redact(url)
-        browser = await self._browser()
-        proxy = await PolicyProxy(self.policy, resolver=self.resolver, max_bytes=web.max_bytes).start()
         context = None
         try:
             context = await browser.new_context(
@@ -134,7 +163,7 @@ class BrowserBackend(Backend):
             try:
                 response = await page.goto(url, wait_until="load")
             except PlaywrightError as exc:
-                raise self._goto_error(url, exc, proxy) from None
+                raise self._goto_error(url, exc, proxy, browser) from None
             if response is None:
                 raise BackendError(f"{shown}: the browser got no response for the page", url=url)
             if self.settings.wait_ms:
@@ -158,18 +187,15 @@ class BrowserBackend(Backend):
                 raise too_large(shown, web.max_bytes)
             return html, final_url, status, ctype
         except PlaywrightError as exc:
-            crashed = self._shared is not None and not self._shared.alive()
-            what = "the browser crashed while rendering" if crashed else "the browser failed"
+            what = "the browser crashed while rendering" if not browser.is_connected() else "the browser failed"
             raise BackendError(f"{shown}: {what}: {str(exc).splitlines()[0]} (only this URL failed; the browser "
                                "is restarted for the next one)", url=url, backend="browser") from None
         finally:
-            self.blocked[url] = list(proxy.blocked)
             if context is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(context.close(), 10)
-            await proxy.close()
 
-    def _goto_error(self, url: str, exc: Exception, proxy: PolicyProxy) -> Exception:
+    def _goto_error(self, url: str, exc: Exception, proxy: PolicyProxy, browser: Any) -> Exception:
         shown = redact(url)
         text = str(exc).splitlines()[0]
         if "Download is starting" in text or "ERR_ABORTED" in text and not proxy.blocked:
@@ -180,7 +206,10 @@ class BrowserBackend(Backend):
             return BlockedURLError(f"{shown}: refused: {proxy.blocked[0]}", url=url)
         if proxy.over_cap:
             return too_large(shown, self.config.web.max_bytes)
-        if self._shared is not None and not self._shared.alive():
+        if "ERR_CERT" in text:  # a certificate the browser could not verify: the same advice as the local backend
+            return BackendError(f"{shown}: TLS certificate verification failed in the browser ({text}); {TLS_HOW}",
+                                url=url, backend="browser")
+        if not browser.is_connected():
             return BackendError(f"{shown}: the browser crashed while rendering: {text} (only this URL failed; the "
                                 "browser is restarted for the next one)", url=url, backend="browser")
         return BackendError(f"{shown}: the browser could not load the page: {text}", url=url, backend="browser")

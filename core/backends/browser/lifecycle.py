@@ -71,6 +71,16 @@ async def _wait_for(awaitable, timeout: float):  # noqa: ANN001, ANN202
     return await asyncio.wait_for(awaitable, timeout)
 
 
+def ca_flags(config: Any) -> tuple[str, ...]:
+    """Chromium's flag trusting ``web.ca_bundle`` (core/fetch/tls.py): certificate chains through
+    exactly these CA keys (SPKI SHA-256) are accepted; every other certificate is verified as
+    always — verification is never turned off. No bundle, no flag."""
+    from webshelf.core.fetch.tls import ca_bundle_for, spki_hashes
+
+    path = ca_bundle_for(config, "browser")
+    return (f"--ignore-certificate-errors-spki-list={','.join(spki_hashes(path))}",) if path else ()
+
+
 def require_browser(configured: str | None = None) -> str:
     """The Chromium path, or the ConfigError saying what to install."""
     if not playwright_installed():
@@ -86,8 +96,9 @@ def require_browser(configured: str | None = None) -> str:
 class SharedBrowser:
     """One Chromium for every page of a backend, launched on first use and again after a crash."""
 
-    def __init__(self, executable: str, proxy_url: str) -> None:
+    def __init__(self, executable: str, proxy_url: str, *, args: tuple[str, ...] = FLAGS) -> None:
         self.executable = executable
+        self.args = args
         self.proxy_url = proxy_url  # the browser-wide proxy; each page's context names its own
         self.launches = 0
         self._playwright: Any = None
@@ -107,7 +118,7 @@ class SharedBrowser:
 
                 self._playwright = await async_playwright().start()
             self._browser = await self._playwright.chromium.launch(
-                executable_path=self.executable, headless=True, args=list(FLAGS), chromium_sandbox=False,
+                executable_path=self.executable, headless=True, args=list(self.args), chromium_sandbox=False,
                 proxy={"server": self.proxy_url, "bypass": "<-loopback>"}, handle_sigint=False,
                 handle_sigterm=False, handle_sighup=False)
             self.launches += 1

@@ -19,16 +19,25 @@ backend's address policy to every request:
   connections are cut at ``max_bytes``, so a page cannot pull more than the byte cap.
 
 It listens on 127.0.0.1 on a random port and only the browser webshelf started is told the port.
+
+With ``web.proxy`` (or ``web.proxy_by_backend.browser``, or the environment with
+``web.trust_env_proxy``) the connection to a checked target is made *through* that proxy: an
+HTTP ``CONNECT host:port`` (Basic credentials from the proxy URL) or a SOCKS5 connect, for http
+and https targets alike, after the same policy check. As for the local backend, the upstream
+proxy then resolves the name itself (README "Proxies": what that means for DNS pinning), and
+its own address is operator configuration, not subject to the policy.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 from urllib.parse import urlsplit
 
 from webshelf.core.fetch.guarded_connect import Resolver, system_resolver
 from webshelf.core.fetch.netpolicy import Policy, check_addresses, check_host
+from webshelf.core.fetch.proxy import Chooser, ProxySettings
 from webshelf.errors import BlockedURLError
 
 MAX_HEAD = 64 * 1024  # request line + headers
@@ -40,8 +49,9 @@ class PolicyProxy:
     """An HTTP/CONNECT proxy on loopback that connects only to addresses ``policy`` allows."""
 
     def __init__(self, policy: Policy, *, resolver: Resolver | None = None, max_bytes: int | None = None,
-                 connect_timeout_s: float = 10.0) -> None:
+                 connect_timeout_s: float = 10.0, upstream: Chooser | None = None) -> None:
         self.policy = policy
+        self.upstream = upstream  # target URL → the proxy to go through (None: connect directly)
         self.resolver = resolver or system_resolver
         self.max_bytes = max_bytes
         self.connect_timeout_s = connect_timeout_s
@@ -132,6 +142,14 @@ class PolicyProxy:
         except BlockedURLError as exc:
             self.blocked.append(f"{host}:{port}: {exc.message.removeprefix('refused: ')}")
             return None
+        via = self.upstream(url) if self.upstream is not None else None
+        if via is not None:  # checked here; the upstream proxy is handed the name (it resolves it again)
+            try:
+                return await asyncio.wait_for(tunnel(via, host, port), self.connect_timeout_s)
+            except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
+                self.blocked.append(f"{host}:{port}: the proxy {via.shown} (web.proxy) did not connect: "
+                                    f"{exc or type(exc).__name__}")
+                return None
         for address in addresses:  # never the name: the checked address
             with contextlib.suppress(OSError, asyncio.TimeoutError):
                 return await asyncio.wait_for(asyncio.open_connection(address, port), self.connect_timeout_s)
@@ -157,6 +175,66 @@ class PolicyProxy:
             await asyncio.gather(copy(reader, up_writer, False), copy(up_reader, writer, True))
         finally:
             up_writer.close()
+
+
+async def tunnel(via: ProxySettings, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A byte stream to ``host:port`` through the proxy ``via`` (HTTP CONNECT or SOCKS5)."""
+    parts = urlsplit(via.server)
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    try:
+        if via.scheme.startswith("socks"):
+            await _socks5(reader, writer, via, host, port)
+        elif via.scheme == "http":
+            await _connect(reader, writer, via, host, port)
+        else:
+            raise ValueError(f"the browser reaches the web through http:// or socks5:// proxies, not {via.scheme}://; "
+                             "set web.proxy_by_backend.browser")
+    except BaseException:
+        writer.close()
+        raise
+    return reader, writer
+
+
+async def _connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, via: ProxySettings,
+                   host: str, port: int) -> None:
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    head = f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n"
+    if via.username is not None:
+        token = base64.b64encode(f"{via.username}:{via.password or ''}".encode()).decode()
+        head += f"Proxy-Authorization: Basic {token}\r\n"
+    writer.write((head + "\r\n").encode("latin-1"))
+    await writer.drain()
+    answer = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+    status = answer.split(" ", 2)[1] if answer.count(" ") >= 1 else "?"
+    if status != "200":
+        raise ValueError(f"it answered CONNECT with HTTP {status}" + (" (check the credentials in web.proxy)"
+                                                                      if status == "407" else ""))
+
+
+async def _socks5(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, via: ProxySettings,
+                  host: str, port: int) -> None:
+    auth = via.username is not None
+    writer.write(b"\x05\x01" + (b"\x02" if auth else b"\x00"))
+    await writer.drain()
+    _version, method = await reader.readexactly(2)
+    if method == 0x02 and auth:
+        user, password = (via.username or "").encode(), (via.password or "").encode()
+        writer.write(b"\x01" + bytes([len(user)]) + user + bytes([len(password)]) + password)
+        await writer.drain()
+        if (await reader.readexactly(2))[1] != 0:
+            raise ValueError("it refused the credentials in web.proxy (SOCKS5)")
+    elif method != 0x00:
+        raise ValueError("it offered no SOCKS5 authentication method webshelf speaks")
+    name = host.encode("idna")
+    writer.write(b"\x05\x01\x00\x03" + bytes([len(name)]) + name + port.to_bytes(2, "big"))
+    await writer.drain()
+    reply = await reader.readexactly(4)
+    if reply[1] != 0:
+        raise ValueError(f"it refused the SOCKS5 connect (reply {reply[1]})")
+    skip = {1: 4, 4: 16}.get(reply[3])
+    if skip is None:
+        skip = (await reader.readexactly(1))[0]
+    await reader.readexactly(skip + 2)
 
 
 async def _refuse(writer: asyncio.StreamWriter, status: int, why: str) -> None:

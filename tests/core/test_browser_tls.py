@@ -1,0 +1,131 @@
+"""HTTPS in the browser through webshelf's policy proxy, with ``web.ca_bundle`` trusted (real TLS).
+
+A loopback HTTPS server has a certificate from a ``trustme`` test CA for ``shelf-tls.test``; the
+browser's CONNECT goes to the policy proxy, which resolves the name through the test resolver
+(no DNS), checks the address and tunnels the bytes — TLS stays end to end between Chromium and
+the server. With the CA in ``web.ca_bundle`` Chromium accepts the chain (its SPKI allow-list
+holds exactly that CA's key); without it the page is a certificate error naming the setting,
+and a certificate from another CA is refused even with a bundle set.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.core.browser_fixtures import need_browser, run
+from tests.loopback import LoopbackServer, Response
+from webshelf.core.backends.browser import service as browser_service
+from webshelf.core.backends.browser.backend import BrowserBackend
+from webshelf.core.config import Config
+from webshelf.errors import BackendError
+
+pytest.importorskip("trustme", reason="trustme makes the test CA (pip install 'webshelf[test]')")
+from tests.tlsserver import TLS_NAME, TestCA  # noqa: E402
+
+pytestmark = pytest.mark.timeout(120)
+
+PAGE = (b"<!doctype html><html><head><title>tls</title></head><body><div id=r></div><script>"
+        b"document.getElementById('r').innerHTML='<main><h1>Rendered over TLS</h1><p>' + "
+        b"'Verified words. '.repeat(30) + '</p></main>';</script></body></html>")
+
+
+@pytest.fixture(autouse=True)
+def _browser():
+    need_browser()
+    yield
+    browser_service.shutdown_all()
+
+
+async def resolver(host: str, port: int) -> list[str]:
+    if host != TLS_NAME:
+        raise OSError(f"no such name {host}")
+    return ["127.0.0.1"]
+
+
+def cfg(home, **web) -> Config:
+    return Config.model_validate({"web": {"allow_hosts": ["127.0.0.1/32"], **web}}).with_home(home)
+
+
+def render(config: Config, url: str):
+    async def go():
+        async with BrowserBackend(config, resolver=resolver) as backend:
+            try:
+                return await backend.fetch(url)
+            except BackendError as exc:
+                return exc
+    return run(go())
+
+
+@pytest.fixture
+def ca(tmp_path):
+    return TestCA(tmp_path)
+
+
+def test_an_https_page_renders_through_the_policy_proxy_with_the_ca_trusted(home, ca):
+    with LoopbackServer(tls=ca.server_context(present_ca=True), name=TLS_NAME) as site:
+        url = site.route("/tls/page", Response(PAGE))
+        page = render(cfg(home, ca_bundle=str(ca.pem)), url)
+        hits = dict(site.hits)
+    assert not isinstance(page, Exception), page
+    assert "# Rendered over TLS" in page.markdown and page.final_url == url
+    assert hits == {"/tls/page": 1}
+
+
+def test_without_the_ca_the_certificate_error_names_the_setting(home, ca):
+    with LoopbackServer(tls=ca.server_context(present_ca=True), name=TLS_NAME) as site:
+        error = render(cfg(home), site.route("/tls/untrusted", Response(PAGE)))
+        hits = dict(site.hits)
+    assert isinstance(error, BackendError)
+    assert "TLS certificate verification failed" in error.message and "web.ca_bundle" in error.message
+    assert "/tls/untrusted" not in hits
+
+
+def test_the_bundle_trusts_only_its_own_ca(home, ca, tmp_path):
+    (tmp_path / "other").mkdir()
+    other = TestCA(tmp_path / "other")
+    with LoopbackServer(tls=other.server_context(present_ca=True), name=TLS_NAME) as site:  # signed by a CA not in the bundle
+        error = render(cfg(home, ca_bundle=str(ca.pem)), site.route("/tls/other", Response(PAGE)))
+        hits = dict(site.hits)
+    assert isinstance(error, BackendError) and "TLS certificate verification failed" in error.message
+    assert "/tls/other" not in hits
+
+
+def test_a_server_presenting_only_its_leaf_is_not_trusted_by_the_browser(home, ca):
+    """Chromium's SPKI allow-list matches the chain the server sends (README says so): an https
+    server that omits the CA certificate is a certificate error in the browser, though the local
+    backend (which has the CA as a trust anchor) reads it."""
+    with LoopbackServer(tls=ca.server_context(), name=TLS_NAME) as site:
+        error = render(cfg(home, ca_bundle=str(ca.pem)), site.route("/tls/leaf-only", Response(PAGE)))
+    assert isinstance(error, BackendError) and "TLS certificate verification failed" in error.message
+
+
+def test_the_browser_goes_through_web_proxy_after_the_policy(home, ca, server):
+    """web.proxy for the browser: the policy proxy checks each target, then tunnels through the
+    configured proxy (a real loopback CONNECT proxy recording what it was asked for) — an http
+    page and an https one (real TLS, the CA trusted); a blocked target never reaches the proxy."""
+    from tests.proxyserver import ForwardProxy
+
+    hostile = PAGE.replace(b"</body>", b"<script>fetch('http://127.0.0.3:9/secret').catch(()=>{});"
+                                       b"fetch('http://169.254.169.254/latest/').catch(()=>{});</script></body>")
+    http_url = server.route("/tls/plain", Response(hostile))
+    with LoopbackServer(tls=ca.server_context(present_ca=True), name=TLS_NAME) as site, \
+            ForwardProxy(hosts={TLS_NAME: "127.0.0.1"}) as proxy:
+        https_url = site.route("/tls/proxied", Response(PAGE))
+        config = cfg(home, ca_bundle=str(ca.pem), proxy=proxy.url())
+        pages = [render(config, https_url), render(config, http_url)]
+    assert all(not isinstance(p, Exception) and "# Rendered over TLS" in p.markdown for p in pages), pages
+    asked = [(r["method"], r["target"]) for r in proxy.requests]
+    https_port, http_port = https_url.split(":")[2].split("/")[0], http_url.split(":")[2].split("/")[0]
+    assert asked == [("CONNECT", f"{TLS_NAME}:{https_port}"), ("CONNECT", f"127.0.0.1:{http_port}")]  # no more:
+    # the script's fetches of 127.0.0.3 and the metadata address were refused before any proxy
+
+
+def test_the_browser_goes_through_a_socks5_proxy_with_credentials(home, server):
+    from tests.proxyserver import ForwardProxy
+
+    url = server.route("/tls/socks", Response(PAGE))
+    with ForwardProxy(auth=("alice", "s3cret-pw")) as proxy:
+        page = render(cfg(home, proxy=proxy.url("socks5", "alice:s3cret-pw")), url)
+    assert not isinstance(page, Exception) and "# Rendered over TLS" in page.markdown, page
+    port = url.split(":")[2].split("/")[0]
+    assert [(r["method"], r["target"]) for r in proxy.requests] == [("SOCKS5 CONNECT", f"127.0.0.1:{port}")]
