@@ -249,6 +249,11 @@ class SshConnection:
                     return
                 if chan.closed:
                     raise self.failed(f"{what!r}: the connection closed before the command finished")
+            if chan.closed and not chan.eof_received and not chan.recv_ready() and not chan.recv_stderr_ready():
+                # the transport died under the command (paramiko closes its channels without an
+                # EOF): say so now, so the caller reconnects — waiting out the deadline here spun
+                # a CPU on the closed channel's ready fd and held the sync back for the whole timeout
+                raise EOFError("the link dropped while the command ran")
             if left <= 0:
                 raise socket.timeout()
             select.select([fd], [], [], min(left, 0.5))

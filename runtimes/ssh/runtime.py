@@ -124,6 +124,10 @@ class SshRuntime(SyncRuntime):
     def sync(self) -> SyncReport:
         """Full diff host ↔ remote (send missing, delete evicted); also re-arms the read-only mount."""
         engine = self._engine()
+        try:
+            self.conn.ensure()  # reconnect first: the epoch this diff covers is the one after it
+        except RuntimeUnavailableError:
+            pass  # reconcile raises it again with its own context
         epoch = self.conn.epoch
         self.last_sync = self._retrying(engine.reconcile)
         self._synced_epoch = epoch

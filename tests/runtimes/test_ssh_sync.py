@@ -18,6 +18,7 @@ from webshelf.cache.shelf import Shelf
 from webshelf.core.config import Config
 from webshelf.core.surfaces.live import run_sync
 from webshelf.core.sandbox import open_runtime
+from webshelf.errors import RuntimeExecError
 from webshelf.mounts.watch import LiveSync
 from tests.runtimes.conftest import ssh_config
 from tests.runtimes.test_ssh import page, remote_ls
@@ -134,6 +135,32 @@ def test_live_sync_catches_up_after_the_link_comes_back(config: Config, fresh_ss
         fresh_sshd.restart()
         wait_for(lambda: remote_view(fresh_sshd, web) == host_view(web), "the remote to converge", timeout=60)
         assert {p.name for p in made} <= set(remote_view(fresh_sshd, web))
+
+
+def test_a_command_whose_link_drops_fails_as_a_broken_link_not_a_timeout(config: Config, fresh_sshd):
+    """The cause of the catch-up test's CI flake: paramiko closes the channels of a dead transport
+    without an EOF, and exec's drain loop waited for one until the deadline (spinning on the
+    closed channel) — so a drop cost every in-flight command its whole timeout (10 s publish,
+    30 s listing) before the sync could reconnect. It must fail as a broken link instead."""
+    with open_runtime(ssh_config(config, fresh_sshd, readonly="bind", reconnect_attempts=1), config) as rt:
+        outcome: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                rt.exec(["sh", "-c", "sleep 300"], timeout=300)
+            except BaseException as exc:  # noqa: BLE001 — the test inspects it
+                outcome.append(exc)
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        wait_for(lambda: b"sleep 300" in fresh_sshd.remote("ps -eo args").stdout, "the remote command to start")
+        fresh_sshd.kill()
+        worker.join(timeout=120)
+        fresh_sshd.restart()
+    assert not worker.is_alive(), "exec still waiting after its link dropped"
+    [exc] = outcome
+    assert type(exc) is RuntimeExecError, exc
+    assert "the connection broke (the link dropped while the command ran)" in exc.message
 
 
 def _write_config(home: Path, server, **host) -> Path:
