@@ -25,6 +25,7 @@ from webshelf.runtimes.base import ExecResult, Offers, SyncRuntime, VerifyReport
 from webshelf.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
 from webshelf.runtimes.ssh.connection import SshConnection
 from webshelf.runtimes.ssh.transport import SshTransport
+from webshelf.runtimes.stdin import Stdin
 
 MODES = {"bind": (0o644, 0o755), "perms": (0o444, 0o555)}  # file mode, directory mode
 
@@ -156,7 +157,7 @@ class SshRuntime(SyncRuntime):
         self._retrying(lambda: engine.remove(paths))
 
     # commands --------------------------------------------------------------------------
-    def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
+    def exec(self, argv: Sequence[str], *, timeout: float, stdin: Stdin = None) -> ExecResult:
         if self.conn is None:
             raise RuntimeExecError("not connected; call start() or use it as a context manager", runtime=self.name)
         if not argv:
