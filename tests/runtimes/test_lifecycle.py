@@ -238,12 +238,11 @@ def test_stdin_is_streamed_so_an_endless_input_ends_with_the_command(runtime, re
     assert (done.returncode, done.stdout) == (0, b"y\n"), done.stderr
 
 
-def _peak_rss_mb(runtime: str, home: Path, size: int) -> tuple[bytes, int]:
-    """Pipe ``size`` bytes through ``webshelf runtime run RUNTIME -- wc -c``; (its output, the peak
-    RSS in MB of webshelf and what it waited for, from ``wait4`` — this test process's other
-    children do not count)."""
-    proc = subprocess.Popen([WEBSHELF, "runtime", "run", runtime, "--", "wc", "-c"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, env={**os.environ, "WEBSHELF_HOME": str(home)})
+def pipe_through(argv: list[str], size: int, env: dict[str, str] | None = None) -> tuple[bytes, int, int]:
+    """Feed ``size`` bytes to ``argv``'s stdin through a pipe, in 64 KiB writes; (its stdout, its
+    exit code, the peak RSS in MB of it and what it waited for, from ``wait4`` — so this
+    process's other children do not count). bench/stdin_stream.py measures with it too."""
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
 
     def feed() -> None:
         chunk, left = b"x" * (1 << 16), size
@@ -260,8 +259,14 @@ def _peak_rss_mb(runtime: str, home: Path, size: int) -> tuple[bytes, int]:
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode == 0
-    return out, usage.ru_maxrss // 1024
+    return out, proc.returncode, usage.ru_maxrss // 1024
+
+
+def _peak_rss_mb(runtime: str, home: Path, size: int) -> tuple[bytes, int]:
+    out, code, peak = pipe_through([WEBSHELF, "runtime", "run", runtime, "--", "wc", "-c"], size,
+                                   env={**os.environ, "WEBSHELF_HOME": str(home)})
+    assert code == 0
+    return out, peak
 
 
 @pytest.mark.parametrize("runtime", ["local", "docker"])
