@@ -7,7 +7,9 @@ cache's atomic store is a rename), and gone when deleted or renamed away. Change
 a batch goes out after ``debounce_s`` of quiet, or at the latest ``max_wait_s`` after its first
 change; ``stop()`` sends the pending batch before it returns. A periodic full diff
 (``rescan_interval_s``), and one after every reconnect, recovers whatever events missed: an
-inotify queue overflow, a link that was down.
+inotify queue overflow, a link that was down. A failed batch is retried with doubling waits, up
+to 30 s — 5 s while the host cannot be reached at all, so a link that comes back is caught up
+within seconds even after a long outage.
 
 Names are filtered by basename here, not with watchdog's ``PatternMatchingEventHandler``:
 since watchdog 7 its patterns match the *full path*, so a pattern such as ``[!.]*`` would test
@@ -27,7 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from webshelf.errors import MissingPackageError
+from webshelf.errors import MissingPackageError, RuntimeUnavailableError
 from webshelf.mounts.sync_engine import mirrored
 
 log = logging.getLogger("webshelf.sync")
@@ -48,6 +50,19 @@ def _watchdog(what: str):
     except ImportError:
         raise MissingPackageError(f"{what} needs watchdog: pip install 'webshelf[ssh]'", package="watchdog") from None
     return events, observers
+
+
+#: the longest wait between retries of a failed batch (a remote disk full, a permission error)
+MAX_RETRY_S = 30.0
+#: … and when the host could not be reached at all: each retry already spends the connection's
+#: own reconnect ladder (``reconnect_attempts`` × doubling ``reconnect_backoff_s``), so a short
+#: cap is what makes a link that comes back after a long outage catch up within seconds
+LINK_DOWN_RETRY_S = 5.0
+
+
+def retry_cap(exc: BaseException) -> float:
+    """How long retries of a batch that failed with ``exc`` may wait at the most."""
+    return LINK_DOWN_RETRY_S if isinstance(exc, RuntimeUnavailableError) else MAX_RETRY_S
 
 
 class _Worker:
@@ -96,7 +111,7 @@ class _Worker:
                 self.errors = 0
             except Exception as exc:  # any failure: keep the changes, back off, try again
                 self.errors += 1
-                backoff = min(0.5 * 2 ** (self.errors - 1), 30.0)
+                backoff = min(0.5 * 2 ** (self.errors - 1), retry_cap(exc))
                 self.live.report(self.target.name, f"error: {exc} (retrying in {backoff:g} s)")
                 for name in ready:
                     self.note(name, True)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from webshelf.mounts.spec import MountSpec
+from webshelf.runtimes.stdin import Stdin
 from webshelf.errors import MountError, RuntimeExecError
 
 
@@ -119,8 +120,10 @@ class Runtime(ABC):
         """True while commands can run."""
 
     @abstractmethod
-    def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
-        """Run ``argv`` (no shell) inside; raise ``RuntimeTimeoutError`` after ``timeout`` s."""
+    def exec(self, argv: Sequence[str], *, timeout: float, stdin: Stdin = None) -> ExecResult:
+        """Run ``argv`` (no shell) inside; raise ``RuntimeTimeoutError`` after ``timeout`` s.
+        ``stdin``: bytes, or a binary stream copied while the command runs and no longer read
+        once it exits (runtimes/stdin.py; modal reads it to the end first)."""
 
     def __enter__(self) -> "Runtime":
         try:

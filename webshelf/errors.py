@@ -75,11 +75,22 @@ def _clip_context(value: object) -> object:
 
 
 class WebshelfError(Exception):
-    """Root of every error webshelf raises on purpose."""
+    """Root of every error webshelf raises on purpose.
+
+    A class about one runtime sets ``names_runtime = True`` (``RuntimeAdapterError`` and
+    ``RuntimeConfigError``, in two branches of the tree): its message then starts with
+    ``runtime '<name>': `` (so a person knows which sandbox failed), ``.runtime`` is the name and
+    ``.detail`` the message without that prefix. One flag read here, rather than a mixin each
+    of those branches inherits besides its own base."""
 
     code = "webshelf_error"
+    names_runtime = False
 
     def __init__(self, message: str, **context: object) -> None:
+        if self.names_runtime:
+            self.runtime: str | None = context.get("runtime")  # type: ignore[assignment]
+            self.detail = message
+            message = f"runtime {self.runtime!r}: {message}" if self.runtime else message
         message = clip(message, MAX_MESSAGE_CHARS)
         super().__init__(message)
         self.message = message
@@ -89,25 +100,15 @@ class WebshelfError(Exception):
         return self.message
 
 
-class _NamesItsRuntime:
-    """Mixin for errors about one runtime: the message starts with ``runtime '<name>': `` (so a
-    person knows which sandbox failed), ``.runtime`` is the name and ``.detail`` the rest."""
-
-    def __init__(self, message: str, *, runtime: str | None = None, **context: object) -> None:
-        self.runtime = runtime
-        self.detail = message
-        shown = f"runtime {runtime!r}: {message}" if runtime else message
-        super().__init__(shown, runtime=runtime, **context)  # type: ignore[call-arg]
-
-
 class ConfigError(WebshelfError):
     code = "config_invalid"
 
 
-class RuntimeConfigError(_NamesItsRuntime, ConfigError):
+class RuntimeConfigError(ConfigError):
     """A runtime's settings cannot work (e.g. a mount path the sandbox kind forbids)."""
 
     code = "runtime_config_invalid"
+    names_runtime = True
 
 
 class InputError(WebshelfError):
@@ -223,10 +224,11 @@ class OffsetPastEndError(CacheError):
     code = "offset_past_end"
 
 
-class RuntimeAdapterError(_NamesItsRuntime, WebshelfError):
+class RuntimeAdapterError(WebshelfError):
     """Raised by the runtime adapters (``webshelf.runtimes``) and by core about a runtime."""
 
     code = "runtime_error"
+    names_runtime = True
 
 
 class RuntimeUnavailableError(RuntimeAdapterError):

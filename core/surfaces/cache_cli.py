@@ -121,6 +121,21 @@ def list_pages(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{when(rec.fetched_at)}  {rec.bytes:>10,}  {rec.url or '(unknown url)'}  {shelf.web_dir / rec.name}")
 
 
+def _removed(report) -> str:
+    """What a prune or clear pass removed, as both commands' summary line says it."""
+    return (f"{len(report.removed):,} pages ({report.freed_bytes:,} bytes) and "
+            f"{len(report.temp_removed):,} temp files")
+
+
+def _finish(report, summary: str) -> None:
+    """End prune and clear alike: each file that could not be removed on stderr, then the
+    summary; exit 1 when any removal failed (the files are still there), else 0."""
+    for path, why in report.failed:
+        click.echo(f"failed to remove {path}: {why}", err=True)
+    click.echo(summary)
+    sys.exit(1 if report.failed else 0)
+
+
 @cache_group.command("prune")
 @click.option("--dry-run", is_flag=True, help="Only print what would be removed.")
 @click.pass_context
@@ -135,12 +150,8 @@ def prune_cmd(ctx: click.Context, dry_run: bool) -> None:
         click.echo(f"{verb} {shelf.web_dir / rec.name} ({reason})")
     for path in report.temp_removed:
         click.echo(f"{verb} {path} (temp file of a writer that died)")
-    for path, why in report.failed:
-        click.echo(f"failed to remove {path}: {why}", err=True)
-    click.echo(f"{'would prune' if dry_run else 'pruned'} {len(report.removed):,} pages "
-               f"({report.freed_bytes:,} bytes) and {len(report.temp_removed):,} temp files; "
-               f"cache holds {totals.pages:,} pages, {totals.bytes:,} bytes")
-    sys.exit(1 if report.failed else 0)
+    _finish(report, f"{'would prune' if dry_run else 'pruned'} {_removed(report)}; "
+                    f"cache holds {totals.pages:,} pages, {totals.bytes:,} bytes")
 
 
 @cache_group.command("clear")
@@ -156,11 +167,7 @@ def clear_cmd(ctx: click.Context, yes: bool) -> None:
                 _fail(CacheError(f"refusing to remove {pages:,} stored pages without confirmation; pass --yes"), 2)
             click.confirm(f"Remove all {pages:,} stored pages from {shelf.web_dir}?", abort=True)
         report = shelf.clear()
-    for path, why in report.failed:
-        click.echo(f"failed to remove {path}: {why}", err=True)
-    click.echo(f"cleared {len(report.removed):,} pages ({report.freed_bytes:,} bytes) and "
-               f"{len(report.temp_removed):,} temp files")
-    sys.exit(1 if report.failed else 0)
+    _finish(report, f"cleared {_removed(report)}")
 
 
 @cache_group.command("verify")

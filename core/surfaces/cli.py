@@ -278,10 +278,16 @@ def tools(fmt: str) -> None:
 
 def _serve_mcp(ctx: click.Context, runtime_names: tuple[str, ...]) -> None:
     """Serve MCP on stdio; if the server cannot start (config, a runtime), answer the client's
-    ``initialize`` with the reason instead of just closing (core/surfaces/mcp_server.py)."""
+    ``initialize`` with the reason instead of just closing (core/surfaces/mcp_server.py).
+
+    The runtimes it starts are clean-ups of a ``stopping_on_signals()`` block: stdin EOF (the
+    client went away), an error, or SIGTERM/SIGHUP/SIGINT — which cancels the serving task on
+    its loop — all stop them (scratch directory deleted, a created container removed) before
+    webshelf exits; after a signal with ``128 + N``, as ``runtime run`` does."""
     from webshelf.core.bridge import run_sync
     from webshelf.core.config import load_config
     from webshelf.core.surfaces import mcp_server
+    from webshelf.core.surfaces.shutdown import Stopped, stopping_on_signals
 
     try:
         mcp_server.require_sdk()
@@ -289,20 +295,25 @@ def _serve_mcp(ctx: click.Context, runtime_names: tuple[str, ...]) -> None:
         fail(exc, 2)
     problem: WebshelfError | None = None
     try:
-        with contextlib.ExitStack() as stack:
+        with stopping_on_signals() as shutdown:
             try:
                 config = load_config((ctx.find_root().obj or {}).get("config"))
-                runtimes = [stack.enter_context(running(name, config)) for name in runtime_names]
+                runtimes = [shutdown.enter(running(name, config), f"runtime {name!r}") for name in runtime_names]
             except WebshelfError as exc:
                 problem = exc
             else:
-                run_sync(mcp_server.serve_stdio(config, runtimes))
-        if problem is not None:
-            click.echo(f"error[{problem.code}]: {problem.message}", err=True)
+                run_sync(shutdown.cancelling(mcp_server.serve_stdio(config, runtimes)))
+    except Stopped as stop:
+        click.echo(f"error[stopped]: {stop.name} received; the MCP server stopped"
+                   f"{' and its sandboxes were stopped and removed' if runtime_names else ''}", err=True)
+        sys.exit(stop.exit_code)
+    if problem is not None:
+        click.echo(f"error[{problem.code}]: {problem.message}", err=True)
+        try:
             run_sync(mcp_server.refuse_stdio(problem))
-            sys.exit(2)
-    except KeyboardInterrupt:
-        pass
+        except KeyboardInterrupt:
+            pass
+        sys.exit(2)
 
 
 _RUNTIME_OPTION = dict(multiple=True, metavar="NAME",

@@ -42,7 +42,11 @@ def running(name: str, config: Config) -> Iterator[object]:
     from webshelf.core.sandbox import open_running
 
     runtime = open_running(name, config)
-    runtime.start()
+    try:
+        runtime.start()
+    except BaseException:  # a start cut short (an error, or a signal turned into Stopped) removes what it made
+        runtime.stop()
+        raise
     try:
         yield runtime
     finally:

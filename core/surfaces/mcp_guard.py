@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -187,6 +188,46 @@ class _SerialisedStdout:
         return None
 
 
+class _DaemonLines:
+    """The client's lines, read from ``fd`` by a daemon thread.
+
+    anyio's ``wrap_file`` reads in its worker threads, which are not daemons and cannot be
+    interrupted: a server cancelled on SIGTERM (core/surfaces/shutdown.py) then waited for the
+    client's next line before it could unwind, and the interpreter's exit waited for that
+    thread. A daemon thread handing lines over a small memory stream lets the task be cancelled
+    at once and never holds up the exit; at EOF the stream ends, as the file's would."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        from anyio import from_thread, lowlevel
+
+        send, receive = anyio.create_memory_object_stream[str](16)
+        token = lowlevel.current_token()
+
+        def read() -> None:
+            try:
+                with open(self._fd, "r", encoding="utf-8", errors="replace", closefd=False) as wire:
+                    for line in iter(wire.readline, ""):
+                        from_thread.run(send.send, line, token=token)
+            except Exception:  # noqa: BLE001 — the server is gone (stream closed, loop finished): stop reading
+                pass
+            finally:
+                try:
+                    from_thread.run_sync(send.close, token=token)
+                except Exception:  # noqa: BLE001 — the loop has finished already
+                    pass
+
+        threading.Thread(target=read, name="webshelf-mcp-stdin", daemon=True).start()
+        async with receive:
+            async for line in receive:
+                yield line
+
+
 class _GuardedStdin:
     """Lines from the client; bad ones are answered on stdout here and never reach the SDK."""
 
@@ -220,7 +261,7 @@ async def guarded_stdio() -> AsyncIterator[tuple[Any, Any]]:
     os.dup2(null, 0)
     os.dup2(2, 1)
     os.close(null)
-    stdin = anyio.wrap_file(open(wire_in, "r", encoding="utf-8", errors="replace", closefd=False))
+    stdin = _DaemonLines(wire_in)
     stdout = _SerialisedStdout(anyio.wrap_file(open(wire_out, "w", encoding="utf-8", closefd=False)))
     try:
         async with stdio_server(stdin=_GuardedStdin(stdin, stdout), stdout=stdout) as streams:  # type: ignore[arg-type]

@@ -14,6 +14,7 @@ it prints a one-line deprecation note on stderr). Runtime names are passed throu
 from __future__ import annotations
 
 import sys
+from typing import BinaryIO
 
 import click
 
@@ -93,10 +94,12 @@ def runtime_check(ctx: click.Context, name: str) -> None:
     click.echo("result: ok")
 
 
-def _stdin_for(forward: bool | None) -> bytes | None:
-    """What ``runtime run`` sends to the command: all of our standard input when it is a pipe or
-    a file (read to EOF before the command starts), nothing when it is a terminal (so an
-    interactive shell never blocks waiting for input nobody will type) or ``--no-stdin``."""
+def _stdin_for(forward: bool | None) -> BinaryIO | None:
+    """What ``runtime run`` gives the command as standard input: ours, as a stream the runtime
+    copies while the command runs (runtimes/stdin.py: ``yes | … -- head -1`` ends, a large
+    input never sits whole in memory), when it is a pipe or a file; nothing when it is a
+    terminal (so an interactive shell never blocks waiting for input nobody will type) or
+    ``--no-stdin``."""
     if forward is False:
         return None
     stream = getattr(sys.stdin, "buffer", sys.stdin)
@@ -106,10 +109,7 @@ def _stdin_for(forward: bool | None) -> bytes | None:
         return None  # no usable stdin (none, or closed)
     if tty and forward is None:
         return None
-    try:
-        return stream.read()
-    except (OSError, ValueError):
-        return None
+    return stream
 
 
 def run_in_sandbox(ctx: click.Context, name: str, timeout: float, forward_stdin: bool | None,

@@ -1,4 +1,5 @@
-"""SIGTERM, SIGHUP and SIGINT become a clean shutdown while a sandbox is open.
+"""SIGTERM, SIGHUP and SIGINT become a clean shutdown while a sandbox (or anything else that
+must not outlive webshelf) is open.
 
 Python's default for SIGTERM and SIGHUP is to die on the spot: no ``finally``, no ``stop()``,
 so a docker container or a local scratch directory stays behind for ever. Inside
@@ -7,16 +8,31 @@ so a docker container or a local scratch directory stays behind for ever. Inside
 blocks unwind and ``stop()`` runs. Further signals during that cleanup are noted, not raised,
 so a second SIGTERM cannot cut the cleanup short. The caller exits ``128 + signal``, as a
 shell reports a process killed by that signal.
+
+Two more pieces make this fit every surface, not only ``runtime run``:
+
+* **A registry of clean-up callbacks.** ``stopping_on_signals()`` yields a ``Shutdown``; what
+  must go when the command ends — a runtime (``shutdown.enter(cm)``), a browser, any
+  ``callback`` (``shutdown.add`` or, from code that has no handle on it, the module-level
+  ``register``) — is run newest first when the block ends, however it ends: normally, by an
+  error, or by a signal. One failing callback never keeps the others from running.
+* **Coroutines.** A signal raised as an exception in the middle of an event loop leaves the
+  loop's tasks half run and its threads (a stdin reader) blocked. ``shutdown.cancelling(coro)``
+  runs ``coro`` so that a signal cancels its task instead, on the loop; once the task has
+  unwound, ``Stopped`` is raised from it as above (``mcp serve`` serves this way).
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any, ContextManager, TypeVar
 
 SIGNALS = tuple(s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None), signal.SIGINT) if s is not None)
+T = TypeVar("T")
 
 
 class Stopped(BaseException):
@@ -35,23 +51,118 @@ class Stopped(BaseException):
         return 128 + self.signum
 
 
+class Shutdown:
+    """The clean-ups of one ``stopping_on_signals()`` block, and the signal that ended it (if any)."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._callbacks: list[tuple[Callable[[], object], str]] = []
+        self._lock = threading.Lock()
+        self._divert: Callable[[], None] | None = None
+        self._closing = False  # set while the clean-ups run: a signal then is only noted
+
+    # the registry --------------------------------------------------------------------------
+    def add(self, callback: Callable[[], object], what: str = "") -> Callable[[], None]:
+        """Run ``callback`` when the block ends (newest first); returns a function that takes it
+        back (for something closed early by its owner)."""
+        entry = (callback, what or getattr(callback, "__qualname__", repr(callback)))
+        with self._lock:
+            self._callbacks.append(entry)
+
+        def remove() -> None:
+            with self._lock:
+                if entry in self._callbacks:
+                    self._callbacks.remove(entry)
+        return remove
+
+    def enter(self, cm: ContextManager[T], what: str = "") -> T:
+        """Enter ``cm`` now and exit it when the block ends (a runtime: started now, stopped then)."""
+        value = cm.__enter__()
+        self.add(lambda: cm.__exit__(None, None, None), what or type(cm).__name__)
+        return value
+
+    def run_callbacks(self) -> None:
+        """Run every registered clean-up once, newest first; a failing one is reported on stderr
+        and the rest still run."""
+        while True:
+            with self._lock:
+                if not self._callbacks:
+                    return
+                callback, what = self._callbacks.pop()
+            try:
+                callback()
+            except Exception as exc:  # noqa: BLE001 — one broken clean-up must not keep the others from running
+                print(f"note: clean-up of {what} failed: {exc}", file=sys.stderr)
+
+    # signals ---------------------------------------------------------------------------------
+    def _signalled(self, signum: int) -> None:
+        if self.signum is not None or self._closing:
+            return  # a signal is being handled or the clean-ups run: a second cannot cut them short
+        self.signum = signum
+        divert = self._divert
+        if divert is None:
+            raise Stopped(signum)
+        divert()
+
+    async def cancelling(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await ``coro`` as a task that a shutdown signal cancels (on its loop); then raise
+        ``Stopped``. A signal that came before the task started raises at once."""
+        import asyncio  # here, not at the top: the CLI imports this module and must start fast (issue 15)
+
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(coro)
+        self._divert = lambda: loop.call_soon_threadsafe(task.cancel)
+        try:
+            if self.signum is not None:
+                task.cancel()
+            try:
+                return await task
+            except asyncio.CancelledError:
+                if self.signum is None:
+                    raise
+                raise Stopped(self.signum) from None
+        finally:
+            self._divert = None
+
+
+_active: list[Shutdown] = []
+
+
+def register(callback: Callable[[], object], what: str = "") -> Callable[[], None]:
+    """Run ``callback`` when the innermost running ``stopping_on_signals()`` block ends (a signal
+    included) — for code deep inside a command (a browser it launched) that has no handle on
+    the block. Outside any block nothing is registered (the caller's own ``finally`` must do);
+    the function returned takes the callback back."""
+    if not _active:
+        return lambda: None
+    return _active[-1].add(callback, what)
+
+
 @contextlib.contextmanager
-def stopping_on_signals() -> Iterator[None]:
-    """Turn the shutdown signals into ``Stopped`` (once) for the duration of the block."""
+def stopping_on_signals() -> Iterator[Shutdown]:
+    """Turn the shutdown signals into ``Stopped`` (once) for the duration of the block; run the
+    registered clean-ups when it ends, with the signals still held off."""
+    shutdown = Shutdown()
+    _active.append(shutdown)
     if threading.current_thread() is not threading.main_thread():
-        yield  # handlers can only be installed from the main thread; the caller's own apply
+        try:  # handlers can only be installed from the main thread; the caller's own apply
+            yield shutdown
+        finally:
+            _active.remove(shutdown)
+            shutdown.run_callbacks()
         return
-    raised = False
 
     def handler(signum, _frame) -> None:
-        nonlocal raised
-        if not raised:
-            raised = True
-            raise Stopped(signum)
+        shutdown._signalled(signum)
 
     previous = {s: signal.signal(s, handler) for s in SIGNALS}
     try:
-        yield
+        yield shutdown
     finally:
-        for s, old in previous.items():
-            signal.signal(s, old)
+        shutdown._closing = True
+        try:
+            shutdown.run_callbacks()
+        finally:
+            _active.remove(shutdown)
+            for s, old in previous.items():
+                signal.signal(s, old)

@@ -21,7 +21,6 @@ import concurrent.futures
 import os
 import signal
 import socket
-import threading
 import time
 from collections.abc import Sequence
 
@@ -29,6 +28,7 @@ from webshelf.runtimes.base import BindRuntime, ExecResult, Offers
 from webshelf.runtimes.docker.owner import LABEL, orphans, owner_labels
 from webshelf.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
 from webshelf.runtimes.sdk import import_sdk
+from webshelf.runtimes.stdin import Pump, Stdin
 
 __all__ = ["LABEL", "DockerRuntime"]
 #: how long a timed-out exec's processes may take to disappear after SIGKILL
@@ -228,7 +228,7 @@ class DockerRuntime(BindRuntime):
         return self.container.status == "running"
 
     # commands --------------------------------------------------------------------------
-    def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
+    def exec(self, argv: Sequence[str], *, timeout: float, stdin: Stdin = None) -> ExecResult:
         if self.container is None:
             raise RuntimeExecError("the sandbox is not started; call start() or use it as a context manager", runtime=self.name)
         if not argv:
@@ -238,7 +238,7 @@ class DockerRuntime(BindRuntime):
         except self._errors as exc:
             raise self._gone(f"cannot run {argv[0]!r}", exc) from None
 
-    def _exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None) -> ExecResult:
+    def _exec(self, argv: Sequence[str], *, timeout: float, stdin: Stdin) -> ExecResult:
         api, errors = self._client.api, self._docker.errors
         try:
             exec_id = api.exec_create(self.container.id, [str(a) for a in argv], stdin=stdin is not None,
@@ -269,22 +269,21 @@ class DockerRuntime(BindRuntime):
             return ExecResult(127 if missing else 126, b"", stdout)
         return ExecResult(code, stdout, stderr)
 
-    def _talk(self, sock, stdin: bytes | None) -> tuple[bytes, bytes]:
+    def _talk(self, sock, stdin: Stdin) -> tuple[bytes, bytes]:
         """Read the multiplexed stdout/stderr frames until the command ends, while a thread sends
         stdin (sending it all first deadlocks once the command's output fills the pipe)."""
         frames = self._docker.utils.socket
         raw = getattr(sock, "_sock", sock)
-        if stdin is not None:
-            def send() -> None:
-                try:
-                    raw.sendall(stdin)
-                    raw.shutdown(socket.SHUT_WR)
-                except Exception:  # noqa: BLE001 — OSError, or ValueError once teardown closed the socket
-                    pass  # the command stopped reading (exited, timed out, or the sandbox is going); its exit code tells
-            threading.Thread(target=send, name=f"{self.name}-stdin", daemon=True).start()
+        pump = None
+        if stdin is not None:  # bytes, or a stream copied chunk by chunk while the command runs
+            pump = Pump(stdin, raw.sendall, lambda: raw.shutdown(socket.SHUT_WR), name=f"{self.name}-stdin").start()
         out, err = bytearray(), bytearray()
-        for stream, data in frames.frames_iter(sock, tty=False):
-            (err if stream == frames.STDERR else out).extend(data)
+        try:
+            for stream, data in frames.frames_iter(sock, tty=False):
+                (err if stream == frames.STDERR else out).extend(data)
+        finally:
+            if pump is not None:
+                pump.stop()  # the command has exited (or the wait was given up): stop reading its input
         return bytes(out), bytes(err)
 
     def _kill(self, exec_id: str) -> bool:

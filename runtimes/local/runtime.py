@@ -22,6 +22,7 @@ from webshelf.runtimes.base import BindRuntime, ExecResult, Offers
 from webshelf.errors import RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
 from webshelf.runtimes.local.scratch import make_scratch, orphan_dirs, remove_tree
 from webshelf.runtimes.local.view import SYSTEM_BINDS, view_args, whole_host
+from webshelf.runtimes.stdin import Pump, Stdin, fileno_of, is_stream
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 
@@ -123,7 +124,7 @@ class LocalRuntime(BindRuntime):
                     "(home directories, keys, sockets under /run); remove '/' to get the minimal system view"]
         return []
 
-    def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
+    def exec(self, argv: Sequence[str], *, timeout: float, stdin: Stdin = None) -> ExecResult:
         if not self._started:
             raise RuntimeExecError("the sandbox is not started; call start() or use it as a context manager", runtime=self.name)
         if not argv:
@@ -133,12 +134,13 @@ class LocalRuntime(BindRuntime):
             cmd, env, cwd = argv, {**os.environ, **self._env()}, self.settings.working_dir
         else:
             cmd, env, cwd = self.command(argv), None, None
+        child_stdin, pump, data = self._stdin(stdin)
+        proc = None
         try:
             # A session of its own, so a timeout kills the whole process group, grandchildren too
             # (under bwrap the pid namespace dies with it; with sandbox: none this is all there is).
-            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
-                                    start_new_session=True)
+            proc = subprocess.Popen(cmd, stdin=child_stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    env=env, cwd=cwd, start_new_session=True)
         except FileNotFoundError as exc:
             if self._bwrap is None and exc.filename in (argv[0], None):  # sandbox: none, like a shell
                 return ExecResult(127, b"", f"{argv[0]}: not found\n".encode())
@@ -149,8 +151,15 @@ class LocalRuntime(BindRuntime):
             raise RuntimeExecError(f"cannot run {argv[0]!r}: permission denied", runtime=self.name) from None
         except OSError as exc:
             raise RuntimeExecError(f"cannot run {argv[0]!r}: {exc.strerror}", runtime=self.name) from None
+        finally:
+            if pump is not None:  # the child holds its own copy of the pipe's read end now
+                os.close(child_stdin)
+                if proc is None:
+                    pump.stop()
         try:
-            out, err = proc.communicate(stdin, timeout=timeout)
+            if pump is not None:
+                pump.start()
+            out, err = proc.communicate(data, timeout=timeout)
         except subprocess.TimeoutExpired:
             self._kill(proc)
             raise RuntimeTimeoutError(f"{argv[0]!r} did not finish within {timeout:g} s and was killed "
@@ -158,8 +167,26 @@ class LocalRuntime(BindRuntime):
         except BaseException:
             self._kill(proc)  # a signal turned into an exception (CLI): the sandbox goes before its /tmp
             raise
+        finally:
+            if pump is not None:
+                pump.stop()  # the command has exited: stop reading its input
         code = _launch_failure(proc.returncode, err) if self._bwrap else proc.returncode
         return ExecResult(code, out, err)
+
+    @staticmethod
+    def _stdin(stdin: Stdin) -> tuple[int, Pump | None, bytes | None]:
+        """(the child's stdin, a pump to start, bytes for ``communicate``). A stream with a file
+        descriptor is handed to the command as it is — it reads our input itself, as it would
+        in a shell pipeline, and nothing is copied or held here; a stream without one is pumped
+        into a pipe; bytes go through ``communicate``."""
+        fd = fileno_of(stdin)
+        if fd is not None:
+            return fd, None, None
+        if is_stream(stdin):
+            read_end, write_end = os.pipe()
+            wire = os.fdopen(write_end, "wb", buffering=0)
+            return read_end, Pump(stdin, wire.write, wire.close, name="webshelf-local-stdin"), None
+        return (subprocess.PIPE if stdin is not None else subprocess.DEVNULL), None, stdin  # type: ignore[return-value]
 
     @staticmethod
     def _kill(proc: subprocess.Popen) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any, Callable
 
 from webshelf.mounts.spec import MountSpec
+from webshelf.runtimes.stdin import Stdin, read_all
 from webshelf.runtimes.base import ExecResult, Offers, Runtime
 from webshelf.errors import MountError, RuntimeAdapterError, RuntimeConfigError, RuntimeExecError
 from webshelf.runtimes.modal.fleet import VolumeFleet, fleet_for, release
@@ -113,11 +114,15 @@ class ModalRuntime(Runtime):
         if self.sandbox is None:
             raise RuntimeExecError("the sandbox is not started; call start() or use it as a context manager", runtime=self.name)
 
-    def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
+    def exec(self, argv: Sequence[str], *, timeout: float, stdin: Stdin = None) -> ExecResult:
+        """Run ``argv``; a stream as ``stdin`` is read to its end first (the seam writes the whole
+        input before it waits for the command: interleaving writes with the SDK's output streams
+        is untested against real Modal), so ``yes | … head -1`` does not end on this runtime."""
         self._require_started()
         if not argv:
             raise RuntimeExecError("exec needs a command (argv is empty)", runtime=self.name)
-        return self._seam.exec(self.sandbox, self._as_user([str(a) for a in argv]), timeout=timeout, stdin=stdin)
+        return self._seam.exec(self.sandbox, self._as_user([str(a) for a in argv]), timeout=timeout,
+                               stdin=read_all(stdin))
 
     def _as_user(self, argv: list[str]) -> list[str]:
         """Modal runs commands as root with capabilities, which could remount the read-only Volume;

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from webshelf.errors import RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
 from webshelf.runtimes.sdk import import_sdk
+from webshelf.runtimes.stdin import Pump, Stdin, is_stream
 
 log = logging.getLogger("webshelf.ssh")
 MAX_BACKOFF_S = 30.0
@@ -174,9 +175,10 @@ class SshConnection:
             return self._sftp
 
     # commands ---------------------------------------------------------------------------
-    def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None,
+    def exec(self, argv: Sequence[str], *, timeout: float, stdin: Stdin = None,
              feed: Callable[[object], None] | None = None) -> tuple[int, bytes, bytes]:
-        """Run ``argv`` (quoted for the remote shell); ``feed(channel)`` may stream stdin instead."""
+        """Run ``argv`` (quoted for the remote shell); ``feed(channel)`` may send stdin instead.
+        A stream as ``stdin`` is copied into the channel while the command runs (runtimes/stdin.py)."""
         command = "echo $$; exec " + shlex.join(str(a) for a in argv)  # $$: the group to kill on timeout
         deadline = time.monotonic() + timeout
         transport = self.ensure()
@@ -185,14 +187,19 @@ class SshConnection:
         except (self._paramiko.SSHException, OSError, EOFError) as exc:
             raise self.failed(f"cannot open a channel for {argv[0]!r}: {exc}") from None
         out, err = bytearray(), bytearray()
+        pump = None
         try:
             chan.settimeout(timeout)
             chan.exec_command(command)
             if feed is not None:
                 feed(chan)
-            elif stdin:
-                chan.sendall(stdin)
-            chan.shutdown_write()
+                chan.shutdown_write()
+            elif is_stream(stdin):
+                pump = Pump(stdin, chan.sendall, chan.shutdown_write, name=f"{self.runtime}-stdin").start()
+            else:
+                if stdin:
+                    chan.sendall(stdin)
+                chan.shutdown_write()
             self._drain(chan, deadline, argv[0], out, err)
             _, out = _split_pid(out)
             return chan.recv_exit_status(), out, bytes(err)
@@ -208,6 +215,8 @@ class SshConnection:
                 transport.close()  # so alive() is false and the caller reconnects instead of giving up
             raise self.failed(f"{argv[0]!r} failed: the connection broke ({exc or type(exc).__name__})") from None
         finally:
+            if pump is not None:
+                pump.stop()  # the command has exited (or was given up on): stop reading its input
             try:
                 chan.close()
             except (self._paramiko.SSHException, OSError, EOFError):
@@ -249,6 +258,11 @@ class SshConnection:
                     return
                 if chan.closed:
                     raise self.failed(f"{what!r}: the connection closed before the command finished")
+            if chan.closed and not chan.eof_received and not chan.recv_ready() and not chan.recv_stderr_ready():
+                # the transport died under the command (paramiko closes its channels without an
+                # EOF): say so now, so the caller reconnects — waiting out the deadline here spun
+                # a CPU on the closed channel's ready fd and held the sync back for the whole timeout
+                raise EOFError("the link dropped while the command ran")
             if left <= 0:
                 raise socket.timeout()
             select.select([fd], [], [], min(left, 0.5))

@@ -25,6 +25,7 @@ from webshelf.runtimes.base import ExecResult, Offers, SyncRuntime, VerifyReport
 from webshelf.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
 from webshelf.runtimes.ssh.connection import SshConnection
 from webshelf.runtimes.ssh.transport import SshTransport
+from webshelf.runtimes.stdin import Stdin
 
 MODES = {"bind": (0o644, 0o755), "perms": (0o444, 0o555)}  # file mode, directory mode
 
@@ -124,6 +125,10 @@ class SshRuntime(SyncRuntime):
     def sync(self) -> SyncReport:
         """Full diff host ↔ remote (send missing, delete evicted); also re-arms the read-only mount."""
         engine = self._engine()
+        try:
+            self.conn.ensure()  # reconnect first: the epoch this diff covers is the one after it
+        except RuntimeUnavailableError:
+            pass  # reconcile raises it again with its own context
         epoch = self.conn.epoch
         self.last_sync = self._retrying(engine.reconcile)
         self._synced_epoch = epoch
@@ -152,7 +157,7 @@ class SshRuntime(SyncRuntime):
         self._retrying(lambda: engine.remove(paths))
 
     # commands --------------------------------------------------------------------------
-    def exec(self, argv: Sequence[str], *, timeout: float, stdin: bytes | None = None) -> ExecResult:
+    def exec(self, argv: Sequence[str], *, timeout: float, stdin: Stdin = None) -> ExecResult:
         if self.conn is None:
             raise RuntimeExecError("not connected; call start() or use it as a context manager", runtime=self.name)
         if not argv:

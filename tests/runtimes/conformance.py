@@ -125,6 +125,28 @@ class RuntimeConformance:
             runtime.exec(["sleep", "30"], timeout=1)
         assert runtime.exec(["true"], timeout=30).ok  # still usable after a timeout
 
+    def test_exec_takes_a_stream_as_stdin(self, runtime):
+        """A binary stream is copied to the command (runtimes/stdin.py): one without a descriptor
+        (pumped), and a pipe's read end (handed over as it is by local)."""
+        import io
+        import threading
+
+        data = b"".join(b"line %d\n" % i for i in range(20_000))
+        done = runtime.exec(["cat"], timeout=60, stdin=io.BytesIO(data))
+        assert (done.exit_code, done.stdout) == (0, data)
+        read_end, write_end = os.pipe()
+
+        def write() -> None:
+            with os.fdopen(write_end, "wb") as wire:
+                wire.write(data)
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        with os.fdopen(read_end, "rb") as stream:
+            done = runtime.exec(["wc", "-c"], timeout=60, stdin=stream)
+        writer.join(timeout=60)
+        assert (done.exit_code, done.stdout.strip()) == (0, str(len(data)).encode())
+
     def test_publish_refuses_paths_outside_the_mount(self, runtime, tmp_path):
         [problem] = publish_all([runtime], [str(tmp_path / "elsewhere.md")], timeout=30)
         assert problem.target == runtime.name and "not inside the mounted" in problem.detail

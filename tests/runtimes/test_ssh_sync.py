@@ -18,6 +18,7 @@ from webshelf.cache.shelf import Shelf
 from webshelf.core.config import Config
 from webshelf.core.surfaces.live import run_sync
 from webshelf.core.sandbox import open_runtime
+from webshelf.errors import RuntimeExecError
 from webshelf.mounts.watch import LiveSync
 from tests.runtimes.conftest import ssh_config
 from tests.runtimes.test_ssh import page, remote_ls
@@ -136,6 +137,32 @@ def test_live_sync_catches_up_after_the_link_comes_back(config: Config, fresh_ss
         assert {p.name for p in made} <= set(remote_view(fresh_sshd, web))
 
 
+def test_a_command_whose_link_drops_fails_as_a_broken_link_not_a_timeout(config: Config, fresh_sshd):
+    """The cause of the catch-up test's CI flake: paramiko closes the channels of a dead transport
+    without an EOF, and exec's drain loop waited for one until the deadline (spinning on the
+    closed channel) — so a drop cost every in-flight command its whole timeout (10 s publish,
+    30 s listing) before the sync could reconnect. It must fail as a broken link instead."""
+    with open_runtime(ssh_config(config, fresh_sshd, readonly="bind", reconnect_attempts=1), config) as rt:
+        outcome: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                rt.exec(["sh", "-c", "sleep 300"], timeout=300)
+            except BaseException as exc:  # noqa: BLE001 — the test inspects it
+                outcome.append(exc)
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        wait_for(lambda: b"sleep 300" in fresh_sshd.remote("ps -eo args").stdout, "the remote command to start")
+        fresh_sshd.kill()
+        worker.join(timeout=120)
+        fresh_sshd.restart()
+    assert not worker.is_alive(), "exec still waiting after its link dropped"
+    [exc] = outcome
+    assert type(exc) is RuntimeExecError, exc
+    assert "the connection broke (the link dropped while the command ran)" in exc.message
+
+
 def _write_config(home: Path, server, **host) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     path = home / "config.yaml"
@@ -224,3 +251,56 @@ def test_sync_sends_a_page_written_during_the_first_full_diff(config: Config, ss
         stop.set()
         syncing.join(timeout=30)
     assert lines[0] == "loop: full sync: sent 0, deleted 0, unchanged 0" and lines[-1] == "stopped"
+
+
+def test_retries_while_the_host_is_unreachable_wait_at_most_a_few_seconds():
+    """After a long outage the doubling backoff would have reached 30 s, so a link that came
+    back waited up to that long before anything was sent; while the host cannot be reached at
+    all (each try already runs the connection's reconnect ladder) it is capped at 5 s. Other
+    failures (a remote disk full) keep the 30 s cap."""
+    from webshelf.errors import RuntimeUnavailableError
+    from webshelf.mounts.watch import LINK_DOWN_RETRY_S, MAX_RETRY_S, retry_cap
+
+    assert retry_cap(RuntimeUnavailableError("down", runtime="loop")) == LINK_DOWN_RETRY_S == 5.0
+    assert retry_cap(RuntimeExecError("disk full", runtime="loop")) == MAX_RETRY_S == 30.0
+
+
+def test_a_worker_long_in_failure_retries_an_unreachable_host_after_the_short_cap(tmp_path):
+    """A worker that has failed many times (its doubling backoff is far past 30 s) reports the
+    5 s cap for an unreachable host — and sends the batch on that retry."""
+    from webshelf.errors import RuntimeUnavailableError
+
+    class Target:
+        name = "loop"
+
+        def __init__(self) -> None:
+            self.calls, self.sent = 0, []
+
+        def publish(self, paths):
+            self.calls += 1
+            if self.calls == 1:
+                raise RuntimeUnavailableError("cannot connect", runtime="loop")
+            self.sent += paths
+
+        def retract(self, paths):
+            pass
+
+        def sync(self):
+            return "full"
+
+        def needs_sync(self):
+            return False
+
+    reports: list[str] = []
+    target = Target()
+    live = LiveSync(tmp_path, [target], debounce_s=0.01, max_wait_s=0.05, rescan_interval_s=3600,
+                    report=lambda _t, m: reports.append(m))
+    [worker] = live.workers
+    worker.next_rescan = time.monotonic() + 3600
+    worker.errors = 10  # 0.5 · 2^10 s uncapped
+    (tmp_path / "page.md").write_text("x")
+    worker.note("page.md", True)
+    with live:
+        wait_for(lambda: target.sent, "the retry to send the page", timeout=60)
+    assert reports[0] == "error: runtime 'loop': cannot connect (retrying in 5 s)"
+    assert target.sent == [str(tmp_path / "page.md")]
