@@ -36,6 +36,7 @@ def test_register_outside_a_block_registers_nothing():
 
 def test_a_signal_raises_stopped_once_and_the_clean_ups_run_with_signals_held_off():
     ran = []
+    before = signal.getsignal(signal.SIGTERM)  # SIG_DFL, or a handler an earlier test's code left (the browser service's)
 
     def cleanup() -> None:
         os.kill(os.getpid(), signal.SIGTERM)  # a second signal during the cleanup is only noted
@@ -47,7 +48,7 @@ def test_a_signal_raises_stopped_once_and_the_clean_ups_run_with_signals_held_of
             os.kill(os.getpid(), signal.SIGHUP)
             signal.pause()  # pragma: no cover — the handler raises before this returns
     assert (stopped.value.signum, stopped.value.exit_code, ran) == (signal.SIGHUP, 128 + signal.SIGHUP, ["cleaned"])
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the old handlers are back
+    assert signal.getsignal(signal.SIGTERM) is before  # the old handlers are back
 
 
 def test_enter_exits_the_context_manager_when_the_block_ends():
