@@ -92,19 +92,23 @@ class _Ancestors:
 
     def __init__(self, container: LexborNode):
         self.container_id = container.mem_id
-        self.memo: dict[int, tuple] = {container.mem_id: (0, 0, 0, 0, 0, 0, 0, False, 0)}
+        self.memo: dict[int, tuple] = {container.mem_id: _ROOT_INFO}
         self.siblings: dict[int, tuple[Counter, int]] = {}
 
     def info(self, node: LexborNode | None) -> tuple:
         """(depth, positive, negative, in_li, in_table, in_quote, in_furniture, in_pre,
-        repeated) for ``node``, counting ``node`` itself."""
+        repeated, chain) for ``node``, counting ``node`` itself; ``chain`` is the ``mem_id``s
+        from just below the container down to ``node``."""
         chain = []
-        while node is not None and node.mem_id not in self.memo:
-            chain.append(node)
+        while node is not None:
+            key = node.mem_id
+            if key in self.memo:
+                break
+            chain.append((key, node))
             node = node.parent
-        base = self.memo[node.mem_id] if node is not None else (0, 0, 0, 0, 0, 0, 0, False, 0)
-        for item in reversed(chain):
-            depth, pos, neg, li, table, quote, furniture, pre, repeated = base
+        base = self.memo[key] if node is not None else _ROOT_INFO
+        for key, item in reversed(chain):
+            depth, pos, neg, li, table, quote, furniture, pre, repeated, ids = base
             attrs = item.attributes
             words = _tokens(f"{attrs.get('class') or ''} {attrs.get('id') or ''}")
             tag = item.tag
@@ -112,19 +116,22 @@ class _Ancestors:
                     neg or int(bool(words & _NEGATIVE)), li or int(tag == "li"),
                     table or int(tag in ("table", "tr")), quote or int(tag == "blockquote"),
                     furniture or int(tag in ("header", "footer", "aside", "nav", "figure", "form")),
-                    pre or tag == "pre", max(repeated, _repeats(item, self.siblings)))
-            self.memo[item.mem_id] = base
+                    pre or tag == "pre", max(repeated, _repeats(item, self.siblings)), ids + (key,))
+            self.memo[key] = base
         return base
+
+
+_ROOT_INFO = (0, 0, 0, 0, 0, 0, 0, False, 0, ())
 
 
 def _signature(node: LexborNode) -> tuple[str, str]:
     return node.tag or "", node.attributes.get("class") or ""
 
 
-def _repeats(node: LexborNode, memo: dict | None = None) -> int:
+def _repeats(node: LexborNode, memo: dict | None = None, parent: LexborNode | None = None) -> int:
     """How many siblings (including ``node``) share its tag and class — cards, teasers,
     comments and posts come in runs. ``memo`` caches each parent's signature counts."""
-    parent = node.parent
+    parent = parent if parent is not None else node.parent
     if parent is None or not node.attributes.get("class"):
         return 0
     counts = _sibling_counts(parent, memo)[0]
@@ -150,19 +157,23 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
     """The leaf blocks under ``container`` in document order, with their feature vectors.
     At most ``limit`` blocks (a bound for hostile pages; the rest are kept untouched)."""
     top = container.mem_id
-    candidates = [n for n in container.css(_BLOCK_SELECTOR) if n.mem_id != top]  # css() has self
+    candidates = [(n.mem_id, n) for n in container.css(_BLOCK_SELECTOR)]
+    candidates = [(key, n) for key, n in candidates if key != top]  # css() includes the node
     inner: set[int] = set()  # elements with a block below them: not leaves
-    for node in candidates:
+    for _, node in candidates:
         parent = node.parent
-        while parent is not None and parent.mem_id != top and parent.mem_id not in inner:
-            inner.add(parent.mem_id)
+        while parent is not None:
+            key = parent.mem_id
+            if key == top or key in inner:
+                break
+            inner.add(key)
             parent = parent.parent
     ancestors = _Ancestors(container)
     found: list[tuple[LexborNode, str, tuple, tuple]] = []
-    for node in candidates:
+    for key, node in candidates:
         if len(found) >= limit:
             break
-        if node.tag != "pre" and node.mem_id in inner:
+        if key in inner and node.tag != "pre":
             continue
         parent_info = ancestors.info(node.parent)
         if parent_info[7]:  # inside a <pre>: the <pre> is the block
@@ -196,8 +207,9 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
             tags[index] = 1.0
         if node.tag in ("h1", "h2"):
             heading_seen = True
-        same = _repeats(node, ancestors.siblings)
-        siblings = _sibling_counts(node.parent, ancestors.siblings)[1] if node.parent else 1
+        parent = node.parent
+        same = _repeats(node, ancestors.siblings, parent)
+        siblings = _sibling_counts(parent, ancestors.siblings)[1] if parent is not None else 1
         density = min(1.0, link_chars / chars)
         link_densities.append(density)
         log_chars.append(math.log1p(chars))
@@ -219,7 +231,7 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
         ]
         before += chars
         out.append(Block(node, chars, features))
-    _branch_features(container, out, total)
+    _branch_features(out, [info[9] for _, _, info, _ in found], total)
     k = NAMES.index("prev_link_density")
     for i, block in enumerate(out):
         block.features[k] = link_densities[i - 1] if i else -1.0
@@ -229,42 +241,26 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
     return out
 
 
-def _chain(node: LexborNode, top: int) -> list[LexborNode]:
-    """Ancestors of ``node`` from just below the container down to its parent."""
-    chain = []
-    parent = node.parent
-    while parent is not None and parent.mem_id != top:
-        chain.append(parent)
-        parent = parent.parent
-    chain.reverse()
-    return chain
-
-
-def _branch_features(container: LexborNode, out: list[Block], total: int) -> None:
+def _branch_features(out: list[Block], chains: list[tuple[int, ...]], total: int) -> None:
     """Where the block sits relative to the page's text mass: the share of the container's
     block text (and the link density) of its ancestors 1, 2 and 3 levels below the container,
     and its tree distance to the longest block (the article is one branch; teasers, comments
     and menus are other branches)."""
-    top = container.mem_id
-    sizes: dict[int, list[int]] = {}  # ancestor id -> [block chars, link density sum * chars]
-    chains = []
-    for block in out:
-        chain = _chain(block.node, top)
-        chains.append(chain)
+    sizes: dict[int, list] = {}  # ancestor id -> [block chars, link density sum * chars]
+    for block, chain in zip(out, chains):
         density = block.features[2]
         for anc in chain:
-            entry = sizes.setdefault(anc.mem_id, [0, 0.0])
+            entry = sizes.setdefault(anc, [0, 0.0])
             entry[0] += block.chars
             entry[1] += density * block.chars
     longest = max(range(len(out)), key=lambda i: out[i].chars)
-    mass_depth = {anc.mem_id: d for d, anc in enumerate(chains[longest])}
-    mass_ids = set(mass_depth)
+    mass_ids = set(chains[longest])
     base = NAMES.index("branch1_share")
     for block, chain in zip(out, chains):
         f = block.features
         for level in range(3):
             if level < len(chain):
-                chars, links = sizes[chain[level].mem_id]
+                chars, links = sizes[chain[level]]
                 f[base + level] = chars / total
                 if level < 2:
                     f[base + 3 + level] = links / chars if chars else 0.0
@@ -274,9 +270,9 @@ def _branch_features(container: LexborNode, out: list[Block], total: int) -> Non
                     f[base + 3 + level] = f[2]
         lca = -1
         for d in range(len(chain) - 1, -1, -1):
-            if chain[d].mem_id in mass_ids:
+            if chain[d] in mass_ids:
                 lca = d
                 break
         f[base + 5] = float(min(40, len(chain) - 1 - lca))
         f[base + 6] = float(lca + 1)
-        f[base + 7] = float(bool(chain) and chain[0].mem_id in mass_ids)
+        f[base + 7] = float(bool(chain) and chain[0] in mass_ids)
