@@ -3,7 +3,10 @@
 Works on a selectolax (Lexbor, C) DOM so that every bulk step — parsing, CSS matching, text
 extraction, removal — runs in C; Python only makes a few dozen decisions per page. No per-site
 rules: only HTML semantics (tags, ARIA roles, hidden markers), generic class/id words and text
-statistics. Used by ``core.html_markdown``; see its docstring for the measurements.
+statistics. Last, the learned block classifier (``core.convert.blocks``) removes the leaf
+blocks of the container it scores as boilerplate (``Tuning.block_model="off"`` skips it; the
+rules alone are ``container()``). Used by ``core.html_markdown``; see its docstring for the
+measurements.
 """
 
 from __future__ import annotations
