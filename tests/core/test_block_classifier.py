@@ -89,3 +89,16 @@ def test_code_blocks_and_the_page_heading_are_never_dropped():
     model.drop_blocks(node, DropAll(shipped))
     assert node.css_first("h1") is not None and node.css_first("pre") is not None
     assert "menu" not in node.text()
+
+
+def test_nothing_is_dropped_when_the_model_would_take_most_of_the_container():
+    class DropAll(model.BlockModel):
+        def keep_probability(self, values):
+            return 0.0
+
+    shipped = json.loads(model.SHIPPED.read_text())
+    assert shipped["max_drop_share"] < 1.0
+    items = "".join(f"<li><a href='/item/{i}'>Item number {i}</a> short note</li>" for i in range(12))
+    node = container(LexborHTMLParser(f"<main><h1>Listing</h1><ul>{items}</ul></main>"), OFF)
+    assert model.drop_blocks(node, DropAll(shipped)) == 0  # a listing: the items are the content
+    assert len(node.css("li")) == 12

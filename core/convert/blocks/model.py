@@ -33,6 +33,7 @@ class BlockModel:
         self.kind = data["kind"]
         self.threshold = float(data["threshold"])
         self.protect_share = float(data.get("protect_share", 0.3))
+        self.max_drop_share = float(data.get("max_drop_share", 1.0))
         if self.kind == "logistic":
             self.coef = [float(c) for c in data["coef"]]
             self.intercept = float(data["intercept"])
@@ -69,7 +70,9 @@ def drop_blocks(container: LexborNode, model: BlockModel, threshold: float | Non
     """Remove the blocks under ``container`` whose keep-probability is below the threshold;
     returns how many. Never removed: code blocks (``<pre>``), the page heading (``<h1>``) and
     any block holding ≥ ``model.protect_share`` of the container's text (one block that large
-    *is* the content, whatever its features say)."""
+    *is* the content, whatever its features say). When the doomed blocks would take more than
+    ``model.max_drop_share`` of the text, nothing is dropped: the model is then most often
+    looking at a listing, whose repeated short link-bearing items *are* the content."""
     limit = model.threshold if threshold is None else threshold
     if limit <= 0:
         return 0
@@ -77,10 +80,12 @@ def drop_blocks(container: LexborNode, model: BlockModel, threshold: float | Non
     if len(found) < 2:
         return 0
     total = sum(b.chars for b in found) or 1
-    doomed = [b.node for b in found
+    doomed = [b for b in found
               if b.node.tag not in ("pre", "h1") and b.chars < model.protect_share * total
               and b.node.css_first("pre, h1") is None
               and model.keep_probability(b.features) < limit]
-    for node in doomed:
-        node.remove()
+    if sum(b.chars for b in doomed) > model.max_drop_share * total:
+        return 0
+    for b in doomed:
+        b.node.remove()
     return len(doomed)
