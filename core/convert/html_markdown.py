@@ -17,7 +17,8 @@ Python decisions per page:
    class/id markup words, where it sits relative to the page's text mass) and a logistic
    regression trained on WCXB dev (``bench/train_blocks.py``; weights in ``model.json``, pure
    Python at run time) drops the ones it scores as boilerplate; ``<pre>``, ``<h1>`` and any
-   block holding ≥ 30% of the text are never dropped;
+   block holding ≥ 30% of the text are never dropped, and nothing is when the drop would take
+   more than 40% of the container's text;
 5. fidelity fixes (``html_code``: every ``<pre>`` one clean fenced block, gutters dropped,
    language kept; ``html_tables``: layout tables become text), then html-to-markdown 3.x (Rust)
    on that subtree only; a repeated *section* (responsive double render) is dropped.
@@ -28,19 +29,20 @@ Why, measured by ``bench/extract_quality.py`` (one run, every candidate in its o
 docs/benchmarks.md has the tables). Numbers are **cross-validated**: 5 folds by registered
 domain on WCXB dev, the block model trained on 4 folds and scored on the 5th; the readability
 corpus is a second check never trained on — mean word F1 / precision / ``with`` snippets /
-median ms (2-core box at load ~7):
+median ms (2-core box at load 3-9):
 
-    WCXB dev, 1,358 pages        webshelf 0.840 / 0.834 / 0.864 / 13.3 ms
-                                 rules only (steps 1-3, 5) 0.839 / 0.818 / 0.877 / 7.2 ms
-                                 trafilatura 0.816 / 0.849 / 0.805 / 118 ms
+    WCXB dev, 1,358 pages        webshelf 0.843 / 0.831 / 0.869 / 15.2 ms
+                                 rules only (steps 1-3, 5) 0.839 / 0.818 / 0.877 / 10.2 ms
+                                 trafilatura 0.816 / 0.849 / 0.805 / 95.7 ms
     readability, 130 pages       webshelf 0.938 / 0.932, trafilatura 0.928 / 0.948
 
 Rules win on recall (an agent can skip a menu, it cannot read what was dropped) but lose on
 precision on pages unlike WCXB (issue 14: menus, teasers, comment widgets inside the container).
-The classifier is there for precision (+0.016 on WCXB, boilerplate snippets 0.113 → 0.087) at
-the price of 0.017 recall; it is learned rather than hand-ruled because the boilerplate left
+The classifier is there for precision (+0.013 on WCXB, boilerplate snippets 0.113 → 0.088) at
+the price of 0.009 recall; it is learned rather than hand-ruled because the boilerplate left
 after the rules has no class word or tag to catch it, and language-independent because the
-pages that matter are not all English.
+pages that matter are not all English. It drops nothing when it would take more than 40% of
+the container (listing pages, whose items look like teasers).
 """
 
 from __future__ import annotations
