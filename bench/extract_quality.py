@@ -3,20 +3,27 @@ resiliparse, cross-validated by domain so that no number comes from pages it was
 
 One command reproduces everything in docs/benchmarks.md's extraction section:
 
-    nice -n 10 .venv/bin/python bench/extract_quality.py [--json OUT]
+    nice -n 10 .venv/bin/python bench/extract_quality.py [--retrain] [--json OUT]
+
+(``--retrain`` first re-runs ``bench/train_blocks.py``: block dataset, fold models, shipped
+model; without it the fold models in ``build/blocks/`` are trained only when missing.)
 
 What it does:
 
 - **wcxb-dev** (``../shared/corpora/wcxb-dev``, 1,358 pages, CC-BY-4.0, Murrough Foley): every
   page gets a fold, ``sha1(registered domain of its URL) % 5``, so one site never sits in both
-  train and test. webshelf's tunable parameters (``bench/extract_tuning.py``'s grid over
-  ``core.convert.html_main_content.Tuning``) are chosen on the 4 train folds (highest mean F1
-  with ``with`` recall ≥ 0.85) and scored on the held-out fold; the reported webshelf row is the
-  union of the five held-out folds. Candidates without tuned parameters (trafilatura,
-  resiliparse, webshelf's shipped defaults) are scored on every page.
+  train and test. The learned block classifier (``core/convert/blocks``) is cross-validated:
+  ``bench/train_blocks.py`` fits one model per fold on the other four folds (threshold chosen
+  on those four too) and the pages of fold k are converted with model k; the reported
+  "cross-validated" webshelf row is the union of the five held-out folds. The shipped model
+  (fitted on all five folds) gives the in-sample row, which is also the one timed; "rules only"
+  is the same converter without the classifier. Candidates without learned parts
+  (trafilatura, resiliparse) are scored on every page. ``--grid`` also cross-validates the
+  rule knobs (``bench/extract_tuning.py``'s grid over ``Tuning``, chosen on 4 folds).
 - **readability** (``../shared/corpora/readability``, Mozilla Readability's 130 test pages,
   Apache-2.0): a second, untouched check, scored against the text of ``expected.html``; webshelf
-  runs with the parameters chosen on all of wcxb-dev (the shipped defaults).
+  runs as shipped (knobs and block model fitted on wcxb-dev only; this corpus is never read
+  by training).
 - per page type: mean word F1, precision and recall (lowercased ``\\w+`` tokens as a multiset —
   WCXB's scoring), share of ``with`` snippets found (↑) and ``without`` snippets found (↓);
 - median and p95 ms per page (only the extraction call is timed) and peak RSS, each candidate in
@@ -29,7 +36,7 @@ Markdown syntax is stripped from every candidate's output before scoring (``#``,
 backticks, table pipes, list and quote markers, ``[text](url)`` → text; images dropped whole).
 
 Options: ``--limit N`` / ``--types article,forum`` for a quick look, ``--all`` for the other
-candidates tried when choosing the approach, ``--no-cv`` to skip the grid, ``--jobs N`` to run
+candidates tried when choosing the approach, ``--no-cv`` to skip the cross-validated row, ``--jobs N`` to run
 grid workers in parallel (timings are then not reported for them). Not a test.
 """
 
@@ -59,6 +66,7 @@ WCXB = CORPORA / "wcxb-dev"
 READABILITY = CORPORA / "readability"
 FOLDS = 5
 MIN_WITH = 0.85
+BLOCK_MODELS = Path(__file__).resolve().parents[1] / "build" / "blocks"
 sys.path.insert(0, str(ROOT))
 
 # ---------------------------------------------------------------- scoring
@@ -268,10 +276,12 @@ def _read_only() -> Callable[[str, str | None], str]:
 
 
 OURS = "webshelf"
+RULES = "webshelf rules only (no block classifier)"
 BASELINE = "trafilatura (markdown, defaults)"
 FLOOR = "read pages only (floor)"
 CANDIDATES: dict[str, Callable[..., Callable[[str, str | None], str]]] = {
     OURS: _webshelf,
+    RULES: lambda: _webshelf({"block_model": "off"}),
     BASELINE: lambda: _trafilatura(),
     "resiliparse main_content (text)": _resiliparse,
     FLOOR: _read_only,
@@ -414,7 +424,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--types", help="comma-separated wcxb page types, e.g. article,forum")
     parser.add_argument("--all", action="store_true", help="also run the other candidates tried")
     parser.add_argument("--only", help="comma-separated candidate names (substring match)")
-    parser.add_argument("--no-cv", action="store_true", help="skip the tuning grid")
+    parser.add_argument("--no-cv", action="store_true", help="skip the cross-validated classifier row")
+    parser.add_argument("--retrain", action="store_true",
+                        help="re-run bench/train_blocks.py (dataset, fold models, shipped model) first")
+    parser.add_argument("--grid", action="store_true",
+                        help="also cross-validate the rule knobs (bench/extract_tuning.py's grid)")
     parser.add_argument("--jobs", type=int, default=1, help="grid workers in parallel")
     parser.add_argument("--json", metavar="OUT", help="write summaries and per-page rows as JSON")
     parser.add_argument("--worker", nargs=2, metavar=("SPEC", "OUT"), help=argparse.SUPPRESS)
@@ -447,6 +461,29 @@ def main(argv: list[str] | None = None) -> int:
             dump.setdefault("rows", {}).setdefault(corpus, {})[label] = result["rows"]
 
     if OURS in names and not args.no_cv and corpora["wcxb"]:
+        # The block classifier, cross-validated: fold k's pages are converted with the model
+        # bench/train_blocks.py fitted (and thresholded) on the other four folds.
+        models = [BLOCK_MODELS / f"fold{k}.json" for k in range(FOLDS)]
+        if args.retrain or not all(m.exists() for m in models):
+            import train_blocks
+
+            print("[wcxb] training the block classifier (bench/train_blocks.py) …", file=sys.stderr)
+            train_blocks.main(["--rebuild"] if args.retrain else [])
+        held_out = []
+        for k, model in enumerate(models):
+            fold_descs = [d for d in corpora["wcxb"] if d["fold"] == k]
+            print(f"[wcxb] {OURS} fold {k} with its held-out model …", file=sys.stderr, flush=True)
+            held_out.extend(spawn(OURS, "wcxb", fold_descs, {"block_model": str(model)})["rows"])
+        defaults = dump["rows"]["wcxb"][f"{OURS} (defaults, in-sample)"]
+        timing = {r["id"]: r["ms"] for r in defaults}
+        for r in held_out:  # time of the shipped model's run (same code, same pages)
+            r["ms"] = timing[r["id"]]
+        cv = by_type(held_out)
+        cv["overall"]["peak_rss_mb"] = results["wcxb"][f"{OURS} (defaults, in-sample)"]["overall"].get("peak_rss_mb")
+        results["wcxb"] = {f"{OURS} (block classifier, cross-validated)": cv, **results["wcxb"]}
+        dump.setdefault("rows", {}).setdefault("wcxb", {})["cv"] = held_out
+
+    if OURS in names and args.grid and corpora["wcxb"]:
         from extract_tuning import GRID
 
         def grid_run(point: tuple[str, dict]) -> tuple[str, dict, list[dict]]:
@@ -463,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
             r["ms"] = timing[r["id"]]
         cv = by_type(held_out)
         cv["overall"]["peak_rss_mb"] = results["wcxb"][f"{OURS} (defaults, in-sample)"]["overall"].get("peak_rss_mb")
-        results["wcxb"] = {f"{OURS} (cross-validated)": cv, **results["wcxb"]}
+        results["wcxb"] = {f"{OURS} (rule knobs cross-validated)": cv, **results["wcxb"]}
         dump["cv_choices"] = choices
         dump["grid"] = {label: by_type(rows)["overall"] for label, _, rows in grid}
         print("\nCV choice per held-out fold:")

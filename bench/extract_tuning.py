@@ -1,7 +1,7 @@
 """The grid of container-choice parameters that bench/extract_quality.py cross-validates.
 
 Each point is a ``core.convert.html_main_content.Tuning`` (overrides of its defaults);
-extract_quality.py runs every point on every WCXB dev page, picks per held-out fold the point
+``extract_quality.py --grid`` runs every point on every WCXB dev page, picks per held-out fold the point
 that is best on the other four folds (``with`` recall ≥ 0.85 first, then mean F1), and reports
 only the held-out scores. The shipped ``Tuning()`` defaults are the point that was best on all
 of WCXB dev; "off" is the container choice before link density (issue 14's starting point).

@@ -3,7 +3,10 @@
 Works on a selectolax (Lexbor, C) DOM so that every bulk step — parsing, CSS matching, text
 extraction, removal — runs in C; Python only makes a few dozen decisions per page. No per-site
 rules: only HTML semantics (tags, ARIA roles, hidden markers), generic class/id words and text
-statistics. Used by ``core.html_markdown``; see its docstring for the measurements.
+statistics. Last, the learned block classifier (``core.convert.blocks``) removes the leaf
+blocks of the container it scores as boilerplate (``Tuning.block_model="off"`` skips it; the
+rules alone are ``container()``). Used by ``core.html_markdown``; see its docstring for the
+measurements.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from dataclasses import dataclass
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from webshelf.core.convert.blocks.model import drop_blocks, load
 from webshelf.core.convert.html_density import drop_link_blocks, narrow
 
 
@@ -28,6 +32,10 @@ class Tuning:
     link_min_chars: int = 40  # ... when they hold at least this many characters
     link_page_max: float = 0.5  # ... unless the whole container is this much link text (listings)
     comment_min_share: float = 0.1  # reader comments go when the rest is this share of the page
+    # the learned block classifier (core.convert.blocks): a model file, None = the shipped one,
+    # "off" = no classifier; its keep-probability threshold, None = the one trained with it
+    block_model: str | None = None
+    block_threshold: float | None = None
 
 
 DEFAULT = Tuning()
@@ -198,7 +206,17 @@ def _descend(node: LexborNode, share: float = 0.7) -> LexborNode:
 
 def main_content(tree: LexborHTMLParser, tuning: Tuning = DEFAULT) -> LexborNode | None:
     """Prune ``tree`` and return the element holding the page's main content, with link-dense
-    blocks inside it removed (``core.convert.html_density``)."""
+    blocks (``core.convert.html_density``) and blocks the learned classifier scores as
+    boilerplate (``core.convert.blocks``) removed from it."""
+    node = container(tree, tuning)
+    if node is not None and tuning.block_model != "off":
+        drop_blocks(node, load(tuning.block_model), tuning.block_threshold)
+    return node
+
+
+def container(tree: LexborHTMLParser, tuning: Tuning = DEFAULT) -> LexborNode | None:
+    """The rule-based part: prune, pick the container, narrow it, drop link-dense blocks.
+    ``bench/train_blocks.py`` learns the block classifier on what this returns."""
     node = _container(tree, tuning)
     if node is not None and node.tag not in ("html", "body"):
         node = narrow(node, tuning.narrow_share)
