@@ -18,6 +18,24 @@ def need_browser() -> None:
     need(find_chromium() is not None, "Chromium", INSTALL_HINT)
 
 
+def spa_page(title: str, heading: str, words: str) -> bytes:
+    """A page whose text exists only after its script runs (the local backend sees an empty shell)."""
+    return (f"<!doctype html><html><head><title>{title}</title></head><body><div id=r></div><script>"
+            f"document.getElementById('r').innerHTML='<main><h1>{heading}</h1><p>' + '{words} '.repeat(30)"
+            f" + '</p></main>';</script></body></html>").encode()
+
+
+@pytest.fixture
+def fresh_browser_services():
+    """No browser service left from an earlier test, none left for the next."""
+    from webshelf.core.backends.browser import service
+
+    need_browser()
+    service.shutdown_all()
+    yield
+    service.shutdown_all()
+
+
 class CountingServer:
     """A TCP listener that counts every connection it accepts and answers a tiny HTTP 200.
 

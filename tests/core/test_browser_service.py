@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from tests.core.browser_fixtures import need_browser, run
+from tests.core.browser_fixtures import fresh_browser_services, run, spa_page  # noqa: F401 — a fixture
 from tests.loopback import LoopbackServer, Response
 from webshelf.core.backends.browser import service as browser_service
 from webshelf.core.backends.browser.backend import BrowserBackend
@@ -27,17 +27,8 @@ from webshelf.core.extract import web_extract_sync
 
 pytestmark = pytest.mark.timeout(180)
 
-PAGE = (b"<!doctype html><html><head><title>t</title></head><body><div id=r></div><script>"
-        b"document.getElementById('r').innerHTML='<main><h1>Rendered</h1><p>' + 'Words from script. '.repeat(30)"
-        b" + '</p></main>';</script></body></html>")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_services():
-    need_browser()
-    browser_service.shutdown_all()
-    yield
-    browser_service.shutdown_all()
+PAGE = spa_page("t", "Rendered", "Words from script.")
+pytestmark = [pytestmark, pytest.mark.usefixtures("fresh_browser_services")]
 
 
 def alive(pids: list[int]) -> list[int]:

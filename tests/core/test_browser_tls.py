@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.browser_fixtures import need_browser, run
+from tests.core.browser_fixtures import fresh_browser_services, run, spa_page  # noqa: F401 — a fixture
 from tests.loopback import LoopbackServer, Response
 from webshelf.core.backends.browser import service as browser_service
 from webshelf.core.backends.browser.backend import BrowserBackend
@@ -24,16 +24,8 @@ from tests.tlsserver import TLS_NAME, TestCA  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
 
-PAGE = (b"<!doctype html><html><head><title>tls</title></head><body><div id=r></div><script>"
-        b"document.getElementById('r').innerHTML='<main><h1>Rendered over TLS</h1><p>' + "
-        b"'Verified words. '.repeat(30) + '</p></main>';</script></body></html>")
-
-
-@pytest.fixture(autouse=True)
-def _browser():
-    need_browser()
-    yield
-    browser_service.shutdown_all()
+PAGE = spa_page("tls", "Rendered over TLS", "Verified words.")
+pytestmark = [pytestmark, pytest.mark.usefixtures("fresh_browser_services")]
 
 
 async def resolver(host: str, port: int) -> list[str]:
