@@ -4,7 +4,13 @@ Hostile pages hide instructions for AI agents where people cannot see them: ``hi
 ``aria-hidden="true"`` elements, CSS that hides (inline ``style`` or rules of the page's own
 ``<style>`` sheets — core/convert/css_hidden.py says which CSS counts and why), ``<template>``,
 HTML comments, and the code and style blocks (``<script>``, ``<style>``, ``<noscript>``).
-Removing them here, as HTML → HTML, keeps this independent of whichever converter follows.
+Removing them here, in the Lexbor tree, keeps this independent of whichever converter follows.
+
+``drop_hidden_in(tree)`` works in place on the tree that conversion goes on to use (one parse
+per page: core/convert/html_markdown.py hands it its tree); ``drop_hidden(html) -> str`` is the
+same as HTML → HTML for callers that hold a string (Markdown's inline HTML, documents).
+The sheet work is memoised per process (core/convert/css_hidden.py ``page_sheets``): a site's
+pages share their sheets.
 """
 
 from __future__ import annotations
@@ -13,8 +19,7 @@ import re
 
 from selectolax.lexbor import LexborHTMLParser
 
-from webshelf.core.convert.css_hidden import (overridden, parse_declarations, sheet_rules, showing_by_property,
-                                              style_hides)
+from webshelf.core.convert.css_hidden import overridden, page_sheets, parse_declarations, style_hides
 
 ALWAYS_DROPPED = "script, style, noscript, template, [hidden], [aria-hidden]"
 # Cheap pre-check: skip the parse when none of the markers can be present (a ``style``
@@ -43,21 +48,18 @@ def _sheet_hidden(tree) -> list:  # noqa: ANN001 — selectolax tree
     sheets = [node.text(deep=True) or "" for node in tree.css("style")]
     if not any(sheets):
         return []
-    hiding, showing = sheet_rules(sheets)
-    showers: dict | None = None
+    rules = page_sheets(sheets)
     hidden = []
-    for rule in hiding:
-        if not rule.declarations.hides():
-            continue
-        try:
+    for rule in rules.hiding:
+        try:  # matched first: lexbor's query is cheaper than tokenizing a block that matches nothing
             nodes = tree.css(rule.selector)
         except Exception:  # noqa: BLE001 — a selector lexbor cannot parse hides nothing we can find
             continue
-        if nodes and showers is None:
-            showers = showing_by_property(showing)
+        if not nodes or not rule.declarations.hides():
+            continue
         for node in nodes:
             style = node.attributes.get("style")
-            if not overridden(node, rule, showers or {}, parse_declarations(style) if style else None):
+            if not overridden(node, rule, rules.showers, parse_declarations(style) if style else None):
                 hidden.append(node)
     return hidden
 
@@ -73,11 +75,17 @@ def _frame(tree) -> list:  # noqa: ANN001 — selectolax tree
     return [node for node in (tree.root, tree.body) if node is not None]
 
 
-def drop_hidden(html: str) -> str:
-    """The same document without hidden elements (their text and children go with them)."""
-    if not _MAYBE_HIDDEN.search(html):
-        return html
-    tree = LexborHTMLParser(html)
+def may_hide(html: str) -> bool:
+    """False when no hiding marker can be in ``html`` (then there is nothing to drop)."""
+    return bool(_MAYBE_HIDDEN.search(html))
+
+
+def drop_hidden_in(tree, html: str | None = None) -> bool:  # noqa: ANN001 — selectolax LexborHTMLParser
+    """Remove hidden elements (their text and children go with them) and comments from ``tree``
+    in place. ``html`` is the text it was parsed from, if the caller has it: a page without any
+    marker is left alone without a walk. True if anything was removed."""
+    if html is not None and not may_hide(html):
+        return False
     # Keyed by ``mem_id`` (the lexbor node's address): selectolax hands out a new wrapper object
     # for every lookup, so ``id()`` would neither dedupe a node found twice nor order nodes.
     doomed = {n.mem_id: n for n in _sheet_hidden(tree)}
@@ -89,9 +97,10 @@ def drop_hidden(html: str) -> str:
             doomed[node.mem_id] = node
     for node in _frame(tree):
         doomed.pop(node.mem_id, None)
-    comments = [n for n in tree.root.traverse(include_text=True) if n.tag == "-comment"] if tree.root and "<!--" in html else []
+    comments = ([n for n in tree.root.traverse(include_text=True) if n.tag == "-comment"]
+                if tree.root and (html is None or "<!--" in html) else [])
     if not doomed and not comments:
-        return html
+        return False
     for node in comments:
         node.decompose()
     # In reverse document order, so a node is removed before its ancestor (removing an
@@ -100,4 +109,14 @@ def drop_hidden(html: str) -> str:
     order = {n.mem_id: i for i, n in enumerate(tree.root.traverse())} if tree.root else {}
     for key in sorted(doomed, key=lambda k: order.get(k, -1), reverse=True):
         doomed[key].decompose()
+    return True
+
+
+def drop_hidden(html: str) -> str:
+    """The same document without hidden elements (their text and children go with them)."""
+    if not may_hide(html):
+        return html
+    tree = LexborHTMLParser(html)
+    if not drop_hidden_in(tree, html):
+        return html
     return tree.html or ""
