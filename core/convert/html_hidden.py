@@ -43,23 +43,96 @@ def _hides(node) -> bool:  # noqa: ANN001 — selectolax node
     return False
 
 
+_WS = "[ \t\n\r\f]"  # CSS and HTML whitespace (ASCII only: U+00A0 is part of a class name)
+_COMBINATOR = re.compile(f"{_WS}*[>+~]{_WS}*|{_WS}+")
+_KEYS = re.compile(r"([.#])([^.#: \t\n\r\f]+)")
+_CLASS_SPLIT = re.compile(f"{_WS}+")
+_BRACKETS = re.compile(r"\[[^\]]*\]")
+_PARENS = re.compile(r"\([^()]*\)")
+
+
+class _PageKeys:
+    """The classes and ids present in a page's tree, to skip selectors that cannot match.
+
+    Like a browser's rule hash: a selector whose rightmost compound needs a class or id that no
+    element has matches nothing, and most rules of a framework sheet are such on a given page
+    (a lexbor query per rule cost more than the rest of the sheet work). Compared lower-cased
+    (quirks-mode pages match classes without case); a compound with escapes or quotes is never
+    skipped, and what stands inside parentheses or brackets is never taken as needed (``:not(.a)``)."""
+
+    def __init__(self, tree) -> None:  # noqa: ANN001
+        self.classes = {c.lower() for n in tree.css("[class]") for c in _CLASS_SPLIT.split(n.attributes.get("class") or "")}
+        self.ids = {(n.attributes.get("id") or "").lower() for n in tree.css("[id]")}
+        self._memo: dict[str, bool] = {}
+
+    def may_match(self, selector: str) -> bool:
+        found = self._memo.get(selector)
+        if found is None:
+            found = self._memo[selector] = self._may_match(selector)
+        return found
+
+    def _may_match(self, selector: str) -> bool:
+        compound = _COMBINATOR.split(selector.strip())[-1]
+        if any(ch in compound for ch in "\\\"'") or compound.count("(") != compound.count(")") \
+                or compound.count("[") != compound.count("]"):
+            return True  # escapes, quotes, or a combinator inside parentheses split the compound: lexbor judges
+        compound = _BRACKETS.sub("", compound)  # attribute tests: their values are no keys
+        while "(" in compound:  # :not(.a), :nth-child(…): what is inside is not required
+            stripped = _PARENS.sub("", compound)
+            if stripped == compound:
+                return True  # unbalanced: let lexbor judge
+            compound = stripped
+        for kind, name in _KEYS.findall(compound):
+            if name.lower() not in (self.classes if kind == "." else self.ids):
+                return False
+        return True
+
+
+def _matching(tree, rules, keys: _PageKeys) -> list:  # noqa: ANN001 — selectolax tree, SheetRule sequence
+    """``[(rule, nodes)]`` for the rules whose selector matches something in ``tree``, in rule order."""
+    out = []
+    for rule in rules:
+        if not keys.may_match(rule.selector):
+            continue
+        try:
+            nodes = tree.css(rule.selector)
+        except Exception:  # noqa: BLE001 — a selector lexbor cannot parse hides nothing we can find
+            continue
+        if nodes:
+            out.append((rule, nodes))
+    return out
+
+
+class _PageShowers:
+    """The sheets' showing rules (``css_hidden.Showers``) narrowed to those that match anything in
+    this page's tree — a rule that matches nothing cannot show an element again."""
+
+    def __init__(self, tree, showers, keys: _PageKeys) -> None:  # noqa: ANN001
+        self._tree, self._showers, self._keys, self._by_prop = tree, showers, keys, {}
+
+    def candidates(self, prop: str) -> list:
+        found = self._by_prop.get(prop)
+        if found is None:
+            found = self._by_prop[prop] = [r for r, _ in _matching(self._tree, self._showers.candidates(prop), self._keys)]
+        return found
+
+
 def _sheet_hidden(tree) -> list:  # noqa: ANN001 — selectolax tree
     """Elements hidden by rules of the page's own ``<style>`` sheets (before those are dropped)."""
     sheets = [node.text(deep=True) or "" for node in tree.css("style")]
     if not any(sheets):
         return []
     rules = page_sheets(sheets)
+    keys = _PageKeys(tree) if rules.hiding else None
+    showers = _PageShowers(tree, rules.showers, keys)
     hidden = []
-    for rule in rules.hiding:
-        try:  # matched first: lexbor's query is cheaper than tokenizing a block that matches nothing
-            nodes = tree.css(rule.selector)
-        except Exception:  # noqa: BLE001 — a selector lexbor cannot parse hides nothing we can find
-            continue
-        if not nodes or not rule.declarations.hides():
+    # matched first: lexbor's query is cheaper than tokenizing a block that matches nothing
+    for rule, nodes in _matching(tree, rules.hiding, keys):
+        if not rule.declarations.hides():
             continue
         for node in nodes:
             style = node.attributes.get("style")
-            if not overridden(node, rule, rules.showers, parse_declarations(style) if style else None):
+            if not overridden(node, rule, showers, parse_declarations(style) if style else None):
                 hidden.append(node)
     return hidden
 
