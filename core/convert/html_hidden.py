@@ -182,6 +182,9 @@ def drop_hidden_in(tree, html: str | None = None) -> bool:  # noqa: ANN001 — s
     order = {n.mem_id: i for i, n in enumerate(tree.root.traverse())} if tree.root else {}
     for key in sorted(doomed, key=lambda k: order.get(k, -1), reverse=True):
         doomed[key].decompose()
+    # Text on both sides of a removed node becomes one text node, as a re-parse of the
+    # serialised page gave it before (main-content selection counts and compares text nodes).
+    tree.merge_text_nodes()
     return True
 
 
