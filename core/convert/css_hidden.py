@@ -182,23 +182,32 @@ _parse_declarations = lru_cache(maxsize=16_384)(_parse_uncached)
 
 def style_hides(style: str) -> bool:
     """True for an inline ``style`` that hides its element (see the module doc for the rules)."""
-    return _style_hides(style) if len(style) <= _MEMO_TEXT else _parse_uncached(style).hides()
+    return _style_hides(style) if len(style) <= _MEMO_TEXT else _style_hides.__wrapped__(style)
 
 
 @lru_cache(maxsize=16_384)
 def _style_hides(style: str) -> bool:
-    return _parse_uncached(style).hides()
+    # Most inline styles name no property that can hide (``_MAY_HIDE_QUICK`` is a superset of
+    # the texts ``hides`` needs, comments and escapes included): they are never tokenized.
+    return bool(_MAY_HIDE_QUICK.search(style)) and _parse_uncached(style).hides()
 
 
 class SheetRule:
     """One selector of a sheet rule; its declarations are parsed on first use (most never are)."""
 
-    __slots__ = ("selector", "body", "specificity", "order", "_declarations")
+    __slots__ = ("selector", "body", "order", "_specificity", "_declarations")
 
     def __init__(self, selector: str, body: str, order: int) -> None:
         self.selector, self.body, self.order = selector, body, order
-        self.specificity = specificity(selector)
+        self._specificity: tuple[int, int, int] | None = None
         self._declarations: Declarations | None = None
+
+    @property
+    def specificity(self) -> tuple[int, int, int]:
+        """Computed on first use: only rules that meet in the cascade need it."""
+        if self._specificity is None:
+            self._specificity = specificity(self.selector)
+        return self._specificity
 
     @property
     def declarations(self) -> Declarations:
@@ -255,7 +264,7 @@ _BRACE = re.compile(r"[{}]")  # only braces: a Python step per ``;`` of a framew
 # A superset of ``may_hide``'s True cases, in one C-speed search: a block none of whose text
 # matches cannot pass ``may_hide`` (each alternative is a text that one of its tests needs).
 _MAY_HIDE_QUICK = re.compile(r"display\s*:[^;{}]*none|visibility|opacity|font-size|scale|clip|transparent|rgb|hsl|"
-                             r"#(?:[0-9a-f]{3}0|[0-9a-f]{6}00)\b|:\s*-|overflow|\\", re.IGNORECASE)
+                             r"#(?:[0-9a-f]{3}0|[0-9a-f]{6}00)\b|:\s*-|overflow|\\|/\*", re.IGNORECASE)
 # (``\s`` and ``[^;{}]`` never take a brace: every match lies inside one block's text.)
 MAYBE_SHOWS = re.compile(r"display|visibility|opacity|\\", re.IGNORECASE)
 _MAY_HIDE_QUICK_LOW = re.compile(_MAY_HIDE_QUICK.pattern)  # for text already lower-cased

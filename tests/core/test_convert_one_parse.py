@@ -94,3 +94,17 @@ def test_memo_gives_the_same_answer_twice_and_for_other_trees():
     assert drop_hidden(page) == first  # warm memo: the sheets' rules come from the memo
     other = page.replace('class="note keep"', 'class="note"')  # same sheet, a tree where the rule now hides
     assert "kept note" not in drop_hidden(other) and "kept note" in first
+
+
+TRICKY_STYLES = ["display:none", "DISPLAY : NONE", "display:/**/none", "display/**/:none", "display:n\\one",
+                 "opacity:+0", "opacity:.0", "opacity:0%", "font-size:+0.5px", "font-size:5%", "left:/**/-1000px",
+                 "left : -1e4px", "LEFT:-1000PX", "text-indent:-9999px", "transform:scale(0)", "clip:rect(0 0 0 0)",
+                 "clip-path:inset(50%)", "color:transparent", "color:#0000", "color:#ff000000", "color:rgba(0,0,0,0)",
+                 "width:0;overflow:hidden", "max-height:0;OVERFLOW:clip", "visibility:collapse", "color:red",
+                 "margin:0 auto", "font-weight:bold", "position:absolute;left:10px", "v\\isibility:hidden"]
+
+
+@pytest.mark.parametrize("style", TRICKY_STYLES)
+def test_inline_style_prefilter_never_changes_the_verdict(style):
+    css_hidden.clear_memo()
+    assert css_hidden.style_hides(style) == css_hidden._parse_uncached(style).hides()
