@@ -196,3 +196,6 @@ def drop_hidden(html: str) -> str:
     if not drop_hidden_in(tree, html):
         return html
     return tree.html or ""
+
+
+drop_hidden_in.as_text = drop_hidden  # the string form, for html_to_markdown's whole-page fallback

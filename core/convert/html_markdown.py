@@ -208,17 +208,24 @@ def html_to_markdown(html: str, url: str | None = None, *, tuning: Tuning = DEFA
         if h1_text and picked and not own_h1 and h1_text not in markdown:
             markdown = f"# {h1_text}\n\n{markdown}"
     except Exception:  # a converter bug must not lose the page: fall back to simpler paths
+        html = _prepared(html, prepare)  # not guarded: hidden content must never reach a fallback
         try:
-            markdown = _convert(_prepared(html, prepare), url)
+            markdown = _convert(html, url)
         except Exception:
             markdown = _SPACE.sub(" ", _TAGS.sub(" ", html)).strip()
     return Converted(markdown=_tidy(markdown), title=title)
 
 
 def _prepared(html: str, prepare: Prepare | None) -> str:
-    """``html`` after ``prepare`` (for the fallback that converts the whole page as a string)."""
+    """``html`` after ``prepare`` (for the fallback that converts the whole page as a string):
+    ``prepare.as_text(html)`` when it has one (``drop_hidden_in.as_text`` is ``drop_hidden``, which
+    does not parse a page without hiding markers, so a page Lexbor could not parse still gets
+    html-to-markdown's try), else a parse, ``prepare`` and a serialisation."""
     if prepare is None:
         return html
+    as_text = getattr(prepare, "as_text", None)
+    if as_text is not None:
+        return as_text(html)
     tree = LexborHTMLParser(html)
     prepare(tree, html)
     return tree.html or ""
