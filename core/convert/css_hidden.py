@@ -465,7 +465,7 @@ def overridden(node, rule: SheetRule, showers: "dict[str, list[SheetRule]] | Sho
             continue
         rank = (important, rule.specificity, rule.order)
         later = (rule.specificity, rule.order)
-        others = showers.candidates(prop) if hasattr(showers, "candidates") else showers.get(prop, ())
+        others = showers.get(prop, ()) if isinstance(showers, dict) else showers.candidates(prop)
         if not any(other is not rule
                    and ("!" in other.body or (not important and (other.specificity, other.order) > later))
                    and _matches(node, other.selector)
