@@ -78,7 +78,10 @@ def _extract(urls, concurrency: int, workers: int, home: str) -> tuple[float, fl
     from webshelf.core.convert import pool
     from webshelf.core.extract import web_extract_sync
 
+    # One loopback server stands for 500 sites: the per-host limit (default 2 in flight, polled
+    # through lock files) would otherwise be what this measures, not the pool.
     config = Config.model_validate({"web": {"max_urls": N, "concurrency": concurrency, "allow_private": True,
+                                            "per_host_concurrency": min(concurrency, 64),
                                             "convert_workers": workers}}).with_home(Path(home))
     if workers > 1:
         pool.shared_pool(workers, config.web.convert_memory_mb)

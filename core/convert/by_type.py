@@ -25,7 +25,7 @@ import charset_normalizer
 from webshelf.errors import TooComplexError, UnsupportedContentError
 from webshelf.core.convert.bounds import Bounds
 from webshelf.core.convert.documents import DOCUMENT_TYPES, document_to_markdown, sniff_document, zip_kind
-from webshelf.core.convert.html_hidden import drop_hidden
+from webshelf.core.convert.html_hidden import drop_hidden_in
 from webshelf.core.convert.html_precheck import precheck_html
 from webshelf.core.convert.markdown_hidden import drop_hidden_markdown
 from webshelf.core.convert.pdf_text import looks_like_pdf, pdf_to_markdown
@@ -191,7 +191,7 @@ def _convert(body: bytes, content_type_header: str | None, url: str, bounds: Bou
             html = precheck_html(decode(body, charset, html=True), bounds)  # before any tree is built
         except TooComplexError as exc:
             raise TooComplexError(f"{url}: {exc.message}", url=url) from None
-        converted = html_to_markdown(drop_hidden(html), url)
+        converted = html_to_markdown(html, url, prepare=drop_hidden_in)  # one parse: hidden removal in the same tree
         return Converted(converted.markdown, converted.title, "text/html" if mtype in VAGUE_TYPES else mtype)
     if mtype in VAGUE_TYPES and (binary := sniff_binary(body)):
         raise unsupported(f"{mtype or 'unknown'} (the body looks like {binary})", url)

@@ -32,12 +32,24 @@ the element as served. A later or more specific rule that shows the element agai
 for ``display``, ``visibility`` and ``opacity`` (``overridden``); an inline ``style`` beats the
 sheet unless the sheet says ``!important``. The work is bounded: at most ``MAX_SHEET_CHARS`` of
 CSS and ``MAX_RULES`` rules are read per page.
+
+Cost (issue 15; bench/convert_cost.py): tinycss2 is pure Python, so it reads only what may
+matter. A sheet is scanned at its braces, and one case-folded regex pass over the whole sheet
+flags the blocks whose text could hide (a superset of ``may_hide``) or show; only those are cut
+out and judged, and only their relevant declarations are ever tokenized, on first use. Inline
+styles that name no property able to hide are never tokenized. Parsed blocks, inline verdicts
+and whole pages' sheets (``page_sheets``, keyed by a digest of their text: a site repeats its
+sheets) are memoised per process, bounded. None of this changes a verdict: the pre-filters only
+skip text that the full rules would reject (tests/core/test_convert_one_parse.py).
 """
 
 from __future__ import annotations
 
+import hashlib
+from bisect import bisect_left
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import tinycss2
 
@@ -157,6 +169,16 @@ class Declarations:
 
 
 def parse_declarations(text: str) -> Declarations:
+    """The declarations of a block's text, memoised per process: pages repeat the same inline
+    styles hundreds of times, a selector list shares one body, and sites repeat their sheets.
+    The result is shared between callers: read it, never change it."""
+    return _parse_declarations(text) if len(text) <= _MEMO_TEXT else _parse_uncached(text)
+
+
+_MEMO_TEXT = 4096  # longer texts are parsed each time (rare; kept out of the memo to bound its memory)
+
+
+def _parse_uncached(text: str) -> Declarations:
     values: dict[str, tuple[list, bool]] = {}
     for item in tinycss2.parse_blocks_contents(text, skip_whitespace=True, skip_comments=True):
         if item.type == "declaration":
@@ -164,20 +186,37 @@ def parse_declarations(text: str) -> Declarations:
     return Declarations(values)
 
 
+_parse_declarations = lru_cache(maxsize=16_384)(_parse_uncached)
+
+
 def style_hides(style: str) -> bool:
     """True for an inline ``style`` that hides its element (see the module doc for the rules)."""
-    return parse_declarations(style).hides()
+    return _style_hides(style) if len(style) <= _MEMO_TEXT else _style_hides.__wrapped__(style)
+
+
+@lru_cache(maxsize=16_384)
+def _style_hides(style: str) -> bool:
+    # Most inline styles name no property that can hide (``_MAY_HIDE_QUICK`` is a superset of
+    # the texts ``hides`` needs, comments and escapes included): they are never tokenized.
+    return bool(_MAY_HIDE_QUICK.search(style)) and _parse_uncached(style).hides()
 
 
 class SheetRule:
     """One selector of a sheet rule; its declarations are parsed on first use (most never are)."""
 
-    __slots__ = ("selector", "body", "specificity", "order", "_declarations")
+    __slots__ = ("selector", "body", "order", "_specificity", "_declarations")
 
     def __init__(self, selector: str, body: str, order: int) -> None:
         self.selector, self.body, self.order = selector, body, order
-        self.specificity = specificity(selector)
+        self._specificity: tuple[int, int, int] | None = None
         self._declarations: Declarations | None = None
+
+    @property
+    def specificity(self) -> tuple[int, int, int]:
+        """Computed on first use: only rules that meet in the cascade need it."""
+        if self._specificity is None:
+            self._specificity = specificity(self.selector)
+        return self._specificity
 
     @property
     def declarations(self) -> Declarations:
@@ -230,8 +269,15 @@ _ID = re.compile(r"#[\w-]+")
 _CLASSLIKE = re.compile(r"\.[\w-]+|\[[^\]]*\]|:(?!not\b|is\b|where\b)[\w-]+")
 _TAG = re.compile(r"(?:^|[\s>+~(])([a-zA-Z][\w-]*)")
 _CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.DOTALL)
-_BRACE = re.compile(r"[{};]")
+_BRACE = re.compile(r"[{}]")  # only braces: a Python step per ``;`` of a framework sheet was most of the scan
+# A superset of ``may_hide``'s True cases, in one C-speed search: a block none of whose text
+# matches cannot pass ``may_hide`` (each alternative is a text that one of its tests needs).
+_MAY_HIDE_QUICK = re.compile(r"display\s*:[^;{}]*none|visibility|opacity|font-size|scale|clip|transparent|rgb|hsl|"
+                             r"#(?:[0-9a-f]{3}0|[0-9a-f]{6}00)\b|:\s*-|overflow|\\|/\*", re.IGNORECASE)
+# (``\s`` and ``[^;{}]`` never take a brace: every match lies inside one block's text.)
 MAYBE_SHOWS = re.compile(r"display|visibility|opacity|\\", re.IGNORECASE)
+_MAY_HIDE_QUICK_LOW = re.compile(_MAY_HIDE_QUICK.pattern)  # for text already lower-cased
+_MAYBE_SHOWS_LOW = re.compile(MAYBE_SHOWS.pattern)
 
 
 def specificity(selector: str) -> tuple[int, int, int]:
@@ -243,6 +289,46 @@ def specificity(selector: str) -> tuple[int, int, int]:
 def _media_applies(prelude: str) -> bool:
     text = " ".join(prelude.lower().split())
     return text in ("@media all", "@media screen", "@media only screen", "@supports") or text.startswith("@supports ")
+
+
+@dataclass(frozen=True)
+class Sheets:
+    """The judged rules of one page's sheets: ``hiding`` and ``showing`` (document order, one
+    selector each) and ``showers``, the showing rules per SINGLE property, built on first use."""
+
+    hiding: tuple[SheetRule, ...]
+    showing: tuple[SheetRule, ...]
+    showers: "Showers"
+
+
+def page_sheets(sheets: list[str]) -> Sheets:
+    """``sheet_rules`` of the page's sheets, memoised per process by a digest of their text: a
+    site serves the same sheets on every page, so the scan and the declaration parses (cached on
+    the rules) are paid once per site, not once per page."""
+    digest = hashlib.blake2b(digest_size=16)
+    for sheet in sheets:
+        digest.update(len(sheet).to_bytes(8, "little"))
+        digest.update(sheet.encode("utf-8", "surrogatepass"))
+    key = digest.digest()
+    found = _SHEETS.get(key)
+    if found is None:
+        hiding, showing = sheet_rules(sheets)
+        found = Sheets(tuple(hiding), tuple(showing), Showers(showing))
+        if len(_SHEETS) >= _SHEETS_MEMO:
+            _SHEETS.pop(next(iter(_SHEETS)))  # oldest first: a bounded memo, not a leak
+        _SHEETS[key] = found
+    return found
+
+
+_SHEETS: dict[bytes, Sheets] = {}
+_SHEETS_MEMO = 64
+
+
+def clear_memo() -> None:
+    """Forget every memoised sheet, block and style (benchmarks measure the cold cost with it)."""
+    _SHEETS.clear()
+    _parse_declarations.cache_clear()
+    _style_hides.cache_clear()
 
 
 def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
@@ -258,34 +344,62 @@ def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
             break
         css = _CSS_COMMENT.sub("", sheet[:budget])
         budget -= len(css)
-        stack: list[tuple[str, bool]] = []  # (prelude, applies) of the open blocks
+        # The open blocks: (is an at-rule, applies, prelude start, prelude end, prelude follows
+        # at-statements). A prelude's text is cut only for a block that is judged or an at-rule:
+        # a Python step per block of a framework sheet was most of this scan.
+        stack: list[tuple[bool, bool, int, int, bool]] = []
+        # Where the cheap tests can match, found in one C-speed pass over the whole sheet (no match
+        # crosses a brace, so "a block matches" is "a match starts inside it"), instead of a
+        # search per block: most blocks of a framework sheet match neither and are skipped.
+        # Case is folded once for the whole sheet (``re.IGNORECASE`` is ~7× slower); a sheet whose
+        # lower-casing changes its length (a rare non-ASCII letter such as "İ") is searched as is.
+        low = css.lower()
+        quick_rx, shows_rx = (_MAY_HIDE_QUICK_LOW, _MAYBE_SHOWS_LOW) if len(low) == len(css) else (_MAY_HIDE_QUICK, MAYBE_SHOWS)
+        text = low if len(low) == len(css) else css
+        quick = [m.start() for m in quick_rx.finditer(text)]
+        maybe_shows = [m.start() for m in shows_rx.finditer(text)]
         start = 0
+        find = css.find
         for m in _BRACE.finditer(css):
-            ch = m.group()
-            if ch == ";":
-                if not stack or stack[-1][0].startswith("@"):
-                    start = m.end()  # an at-statement (@import …;) between rules
-                continue
-            if ch == "{":
-                prelude = css[start:m.start()].strip()
+            pos = m.start()
+            if m.group() == "{":
+                after_statements = not stack or stack[-1][0]  # at top level or in an at-rule: ``;`` ends statements
                 parent = stack[-1][1] if stack else True
-                applies = parent and (not prelude.startswith("@") or _media_applies(prelude))
-                if stack and not stack[-1][0].startswith("@"):
+                if find("@", start, pos) >= 0:
+                    prelude = css[start:pos]
+                    if after_statements:
+                        prelude = prelude.rpartition(";")[2]  # after an at-statement (@import …;) between rules
+                    prelude = prelude.strip()
+                    is_at = prelude.startswith("@")
+                else:
+                    is_at = False  # no "@" in the text: a style rule
+                applies = parent and (not is_at or _media_applies(prelude))
+                if not after_statements:
                     applies = False  # a nested rule inside a style rule: not judged
-                stack.append((prelude, applies))
+                stack.append((is_at, applies, start, pos, after_statements))
                 start = m.end()
                 continue
             if not stack:
                 start = m.end()
                 continue
-            prelude, applies = stack.pop()
-            body = css[start:m.start()] if not prelude.startswith("@") else ""
-            start = m.end()
-            if not applies or prelude.startswith("@") or not body.strip():
+            is_at, applies, p_start, p_end, after_statements = stack.pop()
+            start_body, start = start, m.end()
+            if is_at or not applies:
                 continue
-            hides, shows = may_hide(body), bool(MAYBE_SHOWS.search(body))
+            in_quick, in_shows = _inside(quick, start_body, pos), _inside(maybe_shows, start_body, pos)
+            if not (in_quick or in_shows):
+                continue
+            body = css[start_body:pos]
+            if not body.strip():
+                continue
+            hides = in_quick and may_hide(body)
+            shows = in_shows
             if not (hides or shows):
                 continue
+            prelude = css[p_start:p_end]
+            if after_statements:
+                prelude = prelude.rpartition(";")[2]
+            prelude = prelude.strip()
             for selector in prelude.split(","):
                 selector = selector.strip()
                 if selector and not _STATES.search(selector):
@@ -298,19 +412,48 @@ def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
     return hiding, showing
 
 
+def _inside(positions: list[int], start: int, end: int) -> bool:
+    """Does any of the sorted ``positions`` fall in ``[start, end)``?"""
+    i = bisect_left(positions, start)
+    return i < len(positions) and positions[i] < end
+
+
+class Showers:
+    """The rules that may set a SINGLE property to a visible value, per property, found by text
+    alone and only when first asked for. Their declarations are parsed only for a rule that
+    could win the cascade and matches the element (``overridden``): parsing every showing rule
+    of a page was the largest part of its sheet cost, and a page's hidden elements meet few."""
+
+    def __init__(self, showing: list[SheetRule]) -> None:
+        self._showing = showing
+        self._by_prop: dict[str, list[SheetRule]] = {}
+
+    def candidates(self, prop: str) -> list[SheetRule]:
+        found = self._by_prop.get(prop)
+        if found is None:
+            found = self._by_prop[prop] = [r for r in self._showing if prop in r.body.lower() or "\\" in r.body]
+        return found
+
+    def get(self, prop: str, default: tuple = ()) -> list[SheetRule]:  # noqa: ARG002 — the old dict-like call
+        """The candidates that do show ``prop`` (parses them all)."""
+        return [r for r in self.candidates(prop) if r.declarations.shows(prop)]
+
+
 def showing_by_property(showing: list[SheetRule]) -> dict[str, list[SheetRule]]:
-    """For each SINGLE property, the rules that set it to a visible value (parsed once per page)."""
-    out: dict[str, list[SheetRule]] = {}
-    for prop in SINGLE:
-        out[prop] = [r for r in showing if (prop in r.body.lower() or "\\" in r.body) and r.declarations.shows(prop)]
-    return out
+    """For each SINGLE property, the rules that set it to a visible value (all three at once)."""
+    showers = Showers(showing)
+    return {prop: showers.get(prop) for prop in SINGLE}
 
 
-def overridden(node, rule: SheetRule, showers: dict[str, list[SheetRule]],  # noqa: ANN001
+def overridden(node, rule: SheetRule, showers: "dict[str, list[SheetRule]] | Showers",  # noqa: ANN001
                inline: Declarations | None) -> bool:
     """Is a hiding ``rule`` undone for ``node`` by the cascade (a SINGLE property shown again by
     an inline style or by a more specific / later matching rule)? Multi-property hiding
-    (zero-size, clip, off-screen) is taken as hiding."""
+    (zero-size, clip, off-screen) is taken as hiding.
+
+    A competitor is judged cheapest test first — can it outrank the rule at all (it can only be
+    ``!important`` with a literal ``!`` in its text), does it match the element (lexbor), and only
+    then is it parsed: does it show the property, and does it outrank the rule."""
     values = rule.declarations.values
     props = [p for p in values if _declaration_hides(p, values[p][0])]
     if not props or any(p not in SINGLE for p in props) or Declarations(
@@ -321,8 +464,14 @@ def overridden(node, rule: SheetRule, showers: dict[str, list[SheetRule]],  # no
         if inline is not None and inline.shows(prop) and (not important or inline.values[prop][1]):
             continue
         rank = (important, rule.specificity, rule.order)
-        if not any(other is not rule and (other.declarations.values[prop][1], other.specificity, other.order) > rank
-                   and _matches(node, other.selector) for other in showers.get(prop, ())):
+        later = (rule.specificity, rule.order)
+        others = showers.get(prop, ()) if isinstance(showers, dict) else showers.candidates(prop)
+        if not any(other is not rule
+                   and ("!" in other.body or (not important and (other.specificity, other.order) > later))
+                   and _matches(node, other.selector)
+                   and other.declarations.shows(prop)
+                   and (other.declarations.values[prop][1], other.specificity, other.order) > rank
+                   for other in others):
             return False
     return True
 

@@ -48,6 +48,7 @@ the container (listing pages, whose items look like teasers).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import html_to_markdown as h2m
@@ -56,6 +57,10 @@ from selectolax.lexbor import LexborHTMLParser
 from webshelf.core.convert.html_code import normalise_code_blocks
 from webshelf.core.convert.html_tables import unwrap_layout_tables
 from webshelf.core.convert.html_main_content import DEFAULT, Tuning, main_content
+
+
+# Called on each parsed tree with the text it came from, before anything reads the tree.
+Prepare = Callable[[LexborHTMLParser, str], object]
 
 
 @dataclass(frozen=True)
@@ -160,9 +165,11 @@ _DEDUPE_RUN = 3
 _TOO_SHORT = 200
 
 
-def _whole_page(html: str, url: str | None) -> str:
+def _whole_page(html: str, url: str | None, prepare: Prepare | None = None) -> str:
     """The body with only scripts, styles and the like removed: the fallback."""
     tree = LexborHTMLParser(html)
+    if prepare is not None:
+        prepare(tree, html)
     body = tree.body or tree.root
     if body is None:
         return ""
@@ -176,16 +183,26 @@ def _tidy(markdown: str) -> str:
     return markdown + "\n" if markdown else ""
 
 
-def html_to_markdown(html: str, url: str | None = None, *, tuning: Tuning = DEFAULT) -> Converted:
-    """Convert ``html`` to Markdown of its main content. Never raises on junk input."""
+def html_to_markdown(html: str, url: str | None = None, *, tuning: Tuning = DEFAULT,
+                     prepare: Prepare | None = None) -> Converted:
+    """Convert ``html`` to Markdown of its main content. Never raises on junk input.
+
+    ``prepare(tree, html)`` runs on the parsed tree before anything reads it (by_type passes
+    ``html_hidden.drop_hidden_in``): one Lexbor parse serves hidden-content removal, the title and
+    main-content selection, where a string pass before would parse and re-serialise the page.
+    The tree is freed before html-to-markdown builds its own from the chosen fragment, so the
+    two never peak together on a large page."""
     if isinstance(html, bytes):
         html = html.decode("utf-8", errors="replace")
     if not isinstance(html, str) or not html.strip():
         return Converted(markdown="", title=None)
-    html = html.replace("\x00", "")
+    if "\x00" in html:
+        html = html.replace("\x00", "")
     title = None
     try:
         tree = LexborHTMLParser(html)
+        if prepare is not None:
+            prepare(tree, html)
         title = _title(tree)
         h1 = tree.css_first("h1")
         h1_text = _clean_text(h1.text(deep=True)) if h1 is not None else None
@@ -193,16 +210,35 @@ def html_to_markdown(html: str, url: str | None = None, *, tuning: Tuning = DEFA
         if node is not None:
             _polish(node)
         fragment = node.html if node is not None else ""
+        picked, own_h1 = node is not None, node is not None and node.css_first("h1") is not None
+        del tree, h1, node  # free Lexbor's tree before html-to-markdown parses the fragment
         markdown = _convert(fragment or "", url)
+        del fragment
         if len(markdown) < _TOO_SHORT:  # pruning misfired (or the page is tiny): keep it all
-            whole = _whole_page(html, url)
+            whole = _whole_page(html, url, prepare)
             if len(whole) > 3 * len(markdown):
                 markdown = whole
-        if h1_text and node is not None and node.css_first("h1") is None and h1_text not in markdown:
+        if h1_text and picked and not own_h1 and h1_text not in markdown:
             markdown = f"# {h1_text}\n\n{markdown}"
     except Exception:  # a converter bug must not lose the page: fall back to simpler paths
+        html = _prepared(html, prepare)  # not guarded: hidden content must never reach a fallback
         try:
             markdown = _convert(html, url)
         except Exception:
             markdown = _SPACE.sub(" ", _TAGS.sub(" ", html)).strip()
     return Converted(markdown=_tidy(markdown), title=title)
+
+
+def _prepared(html: str, prepare: Prepare | None) -> str:
+    """``html`` after ``prepare`` (for the fallback that converts the whole page as a string):
+    ``prepare.as_text(html)`` when it has one (``drop_hidden_in.as_text`` is ``drop_hidden``, which
+    does not parse a page without hiding markers, so a page Lexbor could not parse still gets
+    html-to-markdown's try), else a parse, ``prepare`` and a serialisation."""
+    if prepare is None:
+        return html
+    as_text = getattr(prepare, "as_text", None)
+    if as_text is not None:
+        return as_text(html)
+    tree = LexborHTMLParser(html)
+    prepare(tree, html)
+    return tree.html or ""

@@ -1,0 +1,144 @@
+"""Issue 15 (one parse per page, the hidden-CSS cost) and issue 14's speed goal: conversion cost
+per WCXB dev page, before and after, in one run.
+
+Rows (per page: the median of ``--rounds`` runs; then the mean and the median over pages):
+
+- lexbor parse of the page (the baseline every ratio is to);
+- ``drop_hidden`` as of ``--before`` (default: the commit before this work), loaded from git into
+  this process, next to today's ``drop_hidden`` with its per-process memo cleared before every
+  call (cold: a site seen for the first time) and kept (warm: the site's sheets seen before);
+- the HTML conversion of ``by_type`` (decode, pre-check, hidden removal, main content,
+  html-to-markdown): before = the old ``drop_hidden`` string pass + ``html_to_markdown`` of its
+  output (two parses), after = today's single-parse path; and trafilatura on the same page
+  (issue 14: our median ≤ 1/4 of trafilatura's).
+
+Variants run interleaved page by page, so machine load falls on all of them alike. Run with
+``nice -n 10 .venv/bin/python bench/convert_cost.py [--pages N] [--rounds R] [--before REV]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from selectolax.lexbor import LexborHTMLParser  # noqa: E402
+
+from tests import corpus  # noqa: E402
+from webshelf.core.convert import css_hidden  # noqa: E402
+from webshelf.core.convert.bounds import Bounds  # noqa: E402
+from webshelf.core.convert.by_type import decode, to_markdown  # noqa: E402
+from webshelf.core.convert.html_hidden import drop_hidden  # noqa: E402
+from webshelf.core.convert.html_markdown import html_to_markdown  # noqa: E402
+from webshelf.core.convert.html_precheck import precheck_html  # noqa: E402
+
+BEFORE = "26fc91d"  # main before issue 15's conversion work (two parses, unmemoised sheets)
+
+
+def _old_module(name: str, rev: str, path: str, replace: dict[str, str]) -> types.ModuleType:
+    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True, text=True,
+                            check=True).stdout
+    for old, new in replace.items():
+        source = source.replace(old, new)
+    module = types.ModuleType(name)
+    module.__file__ = f"<{rev}:{path}>"
+    sys.modules[name] = module
+    exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 — our own code at an older commit
+    return module
+
+
+def old_drop_hidden(rev: str):  # noqa: ANN201
+    _old_module("_before_css_hidden", rev, "core/convert/css_hidden.py", {})
+    old = _old_module("_before_html_hidden", rev, "core/convert/html_hidden.py",
+                      {"webshelf.core.convert.css_hidden": "_before_css_hidden"})
+    return old.drop_hidden
+
+
+def _ms(fn, rounds: int) -> float:  # noqa: ANN001
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def _cold(fn):  # noqa: ANN001, ANN202
+    def run():  # noqa: ANN202
+        css_hidden.clear_memo()
+        return fn()
+    return run
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pages", type=int, default=200, help="first N WCXB dev pages by id (0: all)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--before", default=BEFORE)
+    ap.add_argument("--no-trafilatura", action="store_true")
+    args = ap.parse_args()
+    before = old_drop_hidden(args.before)
+    try:
+        import trafilatura
+    except ImportError:
+        trafilatura = None
+    if args.no_trafilatura:
+        trafilatura = None
+    ids = sorted(corpus.wcxb_metadata())
+    ids = ids[:args.pages] if args.pages else ids
+    bounds = Bounds()
+    cols: dict[str, list[float]] = {k: [] for k in ("parse", "hidden_before", "hidden_cold", "hidden_warm",
+                                                     "convert_before", "convert_after", "trafilatura")}
+    for fid in ids:
+        body = corpus.wcxb_html(fid)
+        if body is None:
+            continue
+        html = decode(body, "utf-8", html=True)
+        url = f"https://example.com/{fid}"
+
+        def convert_before(body=body, url=url):  # noqa: ANN001, ANN202
+            text = precheck_html(decode(body, "utf-8", html=True), bounds)
+            return html_to_markdown(before(text), url)
+
+        def convert_after(body=body, url=url):  # noqa: ANN001, ANN202
+            return to_markdown(body, "text/html; charset=utf-8", url, bounds=bounds)
+
+        cols["parse"].append(_ms(lambda: LexborHTMLParser(html), args.rounds))
+        cols["hidden_before"].append(_ms(lambda: before(html), args.rounds))
+        cols["hidden_cold"].append(_ms(_cold(lambda: drop_hidden(html)), args.rounds))
+        drop_hidden(html)  # the site's sheets seen once
+        cols["hidden_warm"].append(_ms(lambda: drop_hidden(html), args.rounds))
+        cols["convert_before"].append(_ms(convert_before, args.rounds))
+        cols["convert_after"].append(_ms(_cold(convert_after), args.rounds))
+        if trafilatura is not None:
+            cols["trafilatura"].append(_ms(lambda: trafilatura.extract(html, url=url), args.rounds))
+    n = len(cols["parse"])
+    base = statistics.mean(cols["parse"])
+    print(f"{n} WCXB dev pages, median of {args.rounds} per page; before = {args.before}")
+    print("| what | mean ms/page | median ms/page | p95 ms/page | mean / parse |")
+    print("|---|---:|---:|---:|---:|")
+    labels = {"parse": "lexbor parse (baseline)", "hidden_before": f"drop_hidden before ({args.before})",
+              "hidden_cold": "drop_hidden after, cold memo (new site)", "hidden_warm": "drop_hidden after, warm memo (site seen)",
+              "convert_before": "HTML conversion before (drop_hidden string pass + html_to_markdown: 2 parses)",
+              "convert_after": "HTML conversion after (one parse, cold memo)", "trafilatura": "trafilatura.extract (same pages)"}
+    for key, label in labels.items():
+        values = cols[key]
+        if not values:
+            continue
+        p95 = sorted(values)[int(0.95 * (len(values) - 1))]
+        print(f"| {label} | {statistics.mean(values):.2f} | {statistics.median(values):.2f} | {p95:.2f} | "
+              f"{statistics.mean(values) / base:.1f}× |")
+    if cols["trafilatura"]:
+        ratio = statistics.median(cols["convert_after"]) / statistics.median(cols["trafilatura"])
+        print(f"\nmedian conversion / median trafilatura: {ratio:.3f} (goal ≤ 0.25)")
+
+
+if __name__ == "__main__":
+    main()
