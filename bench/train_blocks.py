@@ -17,9 +17,6 @@ One command reproduces the shipped model and the per-fold models that
    threshold is chosen *on those four folds* with a page-level proxy (the container's tokens
    minus the dropped blocks' tokens, against the reference): highest mean F1 whose token recall
    loses at most ``--max-recall-loss``. The fold models go to ``build/blocks/fold{k}.json``.
-   Then, on the same four folds, the page-level article rule (``choose_article``: a container
-   with a long prose run may lose more than the cap, at a higher keep threshold) or none;
-   ``fold{k}.flat.json`` is the same model without it (the previous flat cap), for comparison.
 3. The shipped model (``core/convert/blocks/model.json``) is fitted on all five folds the same
    way. The readability corpus is never read here.
 
@@ -242,11 +239,11 @@ GUARD_LOSS = 0.005
 
 def choose_article(pages: list[dict], model: dict, threshold: float, cap: float
                    ) -> tuple[tuple[int, float, float] | None, list]:
-    """On ``pages`` (training folds only): the rule for article pages — (prose-run length,
-    drop share, keep threshold) — with the best proxy F1 whose listing and collection proxy F1
-    each stay within ``GUARD_LOSS`` of the flat cap's; ``None`` (the flat cap everywhere)
-    unless some rule beats it by ≥ 0.001 F1. Ties go to the more cautious rule (longer run,
-    smaller share, lower threshold)."""
+    """On ``pages`` (training folds only): the (prose-run length, drop share, keep threshold)
+    for article pages with the best
+    proxy F1 whose listing and collection proxy F1 each stay within ``GUARD_LOSS`` of the flat
+    cap's; ``None`` (the flat cap) unless some pair beats it by ≥ 0.001 F1. Ties go to the
+    longer run and the smaller share (the more cautious rule)."""
     def score(article):
         overall = proxy(pages, model, threshold, cap, article)[2]
         guarded = [proxy([p for p in pages if p["type"] == t], model, threshold, cap, article)[2]
