@@ -463,31 +463,25 @@ def main(argv: list[str] | None = None) -> int:
     if OURS in names and not args.no_cv and corpora["wcxb"]:
         # The block classifier, cross-validated: fold k's pages are converted with the model
         # bench/train_blocks.py fitted (and thresholded) on the other four folds.
-        models = [BLOCK_MODELS / f"fold{k}{s}.json" for k in range(FOLDS) for s in ("", ".flat")]
+        models = [BLOCK_MODELS / f"fold{k}.json" for k in range(FOLDS)]
         if args.retrain or not all(m.exists() for m in models):
             import train_blocks
 
             print("[wcxb] training the block classifier (bench/train_blocks.py) …", file=sys.stderr)
             train_blocks.main(["--rebuild"] if args.retrain else [])
-        # The same fold models with the flat drop cap (no page-level article rule), for the
-        # before/after comparison in one run.
-        for suffix, label, key in ((".flat", "block classifier, flat cap 0.4, cross-validated", "cv_flat"),
-                                   ("", "block classifier, cross-validated", "cv")):
-            held_out = []
-            for k in range(FOLDS):
-                model = BLOCK_MODELS / f"fold{k}{suffix}.json"
-                fold_descs = [d for d in corpora["wcxb"] if d["fold"] == k]
-                print(f"[wcxb] {OURS} fold {k} with its held-out model {model.name} …",
-                      file=sys.stderr, flush=True)
-                held_out.extend(spawn(OURS, "wcxb", fold_descs, {"block_model": str(model)})["rows"])
-            defaults = dump["rows"]["wcxb"][f"{OURS} (defaults, in-sample)"]
-            timing = {r["id"]: r["ms"] for r in defaults}
-            for r in held_out:  # time of the shipped model's run (same code, same pages)
-                r["ms"] = timing[r["id"]]
-            cv = by_type(held_out)
-            cv["overall"]["peak_rss_mb"] = results["wcxb"][f"{OURS} (defaults, in-sample)"]["overall"].get("peak_rss_mb")
-            results["wcxb"] = {f"{OURS} ({label})": cv, **results["wcxb"]}
-            dump.setdefault("rows", {}).setdefault("wcxb", {})[key] = held_out
+        held_out = []
+        for k, model in enumerate(models):
+            fold_descs = [d for d in corpora["wcxb"] if d["fold"] == k]
+            print(f"[wcxb] {OURS} fold {k} with its held-out model …", file=sys.stderr, flush=True)
+            held_out.extend(spawn(OURS, "wcxb", fold_descs, {"block_model": str(model)})["rows"])
+        defaults = dump["rows"]["wcxb"][f"{OURS} (defaults, in-sample)"]
+        timing = {r["id"]: r["ms"] for r in defaults}
+        for r in held_out:  # time of the shipped model's run (same code, same pages)
+            r["ms"] = timing[r["id"]]
+        cv = by_type(held_out)
+        cv["overall"]["peak_rss_mb"] = results["wcxb"][f"{OURS} (defaults, in-sample)"]["overall"].get("peak_rss_mb")
+        results["wcxb"] = {f"{OURS} (block classifier, cross-validated)": cv, **results["wcxb"]}
+        dump.setdefault("rows", {}).setdefault("wcxb", {})["cv"] = held_out
 
     if OURS in names and args.grid and corpora["wcxb"]:
         from extract_tuning import GRID

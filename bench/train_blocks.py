@@ -158,21 +158,16 @@ def fit(pages: list[dict], kind: str) -> dict:
             "rate": clf.learning_rate, "trees": trees}
 
 
-def _with_threshold(model: dict, threshold: float, cap: float = 1.0,
-                    article: tuple[int, float, float] | None = None) -> dict:
-    out = {**model, "threshold": threshold, "protect_share": 0.3, "max_drop_share": cap}
-    if article is not None:
-        out["article_run_chars"], out["article_drop_share"], out["article_threshold"] = article
-    return out
+def _with_threshold(model: dict, threshold: float, cap: float = 1.0) -> dict:
+    return {**model, "threshold": threshold, "protect_share": 0.3, "max_drop_share": cap}
 
 
-def proxy(pages: list[dict], model: dict, threshold: float, cap: float = 1.0,
-          article: tuple[int, float, float] | None = None) -> tuple[float, float, float]:
+def proxy(pages: list[dict], model: dict, threshold: float, cap: float = 1.0) -> tuple[float, float, float]:
     """Mean page (P, R, F1) of word multisets when the container loses the blocks scored below
     ``threshold`` (same guards as ``drop_blocks``) — the benchmark's scoring, without Markdown."""
-    from webshelf.core.convert.blocks.model import BlockModel, page_limits
+    from webshelf.core.convert.blocks.model import BlockModel
 
-    scorer = BlockModel(_with_threshold(model, threshold, cap, article))
+    scorer = BlockModel(_with_threshold(model, threshold, cap))
     ps, rs, fs = [], [], []
     for page in pages:
         pred, overlap, ref = page["container_tokens"], page["container_overlap"], page["ref_tokens"]
@@ -180,11 +175,10 @@ def proxy(pages: list[dict], model: dict, threshold: float, cap: float = 1.0,
         chars = [round(math.expm1(b["x"][0])) for b in blocks]  # log_chars: what drop_blocks sees
         total = sum(chars) or 1
         if threshold > 0 and len(blocks) >= 2:
-            limit, share = page_limits(scorer, [b["x"] for b in blocks])
             doomed = [(b, n) for b, n in zip(blocks, chars)
                       if not (b["x"][_H1] or b["x"][_PRE] or n >= 0.3 * total)
-                      and scorer.keep_probability(b["x"]) < limit]
-            dropped = [b for b, _ in doomed] if sum(n for _, n in doomed) <= share * total else []
+                      and scorer.keep_probability(b["x"]) < threshold]
+            dropped = [b for b, _ in doomed] if sum(n for _, n in doomed) <= cap * total else []
             if dropped:
                 kept = Counter(page["container_words"])
                 for b in dropped:
@@ -228,43 +222,6 @@ def choose_threshold(pages: list[dict], model: dict, max_recall_loss: float,
 
 
 CAPS = [1.0, 0.8, 0.6, 0.4]
-# The page-level exception to the cap (core.convert.blocks.page): prose-run lengths that mark
-# an article, and how much of the container such a page may lose.
-ARTICLE_RUNS = [400, 800, 1500]
-ARTICLE_SHARES = [0.8, 1.0]
-ARTICLE_THRESHOLDS = [0.5, 0.55, 0.6, 0.65]  # at or above the page-independent threshold
-GUARDED = ("listing", "collection")  # their proxy F1 may not fall by more than GUARD_LOSS
-GUARD_LOSS = 0.005
-
-
-def choose_article(pages: list[dict], model: dict, threshold: float, cap: float
-                   ) -> tuple[tuple[int, float, float] | None, list]:
-    """On ``pages`` (training folds only): the (prose-run length, drop share, keep threshold)
-    for article pages with the best
-    proxy F1 whose listing and collection proxy F1 each stay within ``GUARD_LOSS`` of the flat
-    cap's; ``None`` (the flat cap) unless some pair beats it by ≥ 0.001 F1. Ties go to the
-    longer run and the smaller share (the more cautious rule)."""
-    def score(article):
-        overall = proxy(pages, model, threshold, cap, article)[2]
-        guarded = [proxy([p for p in pages if p["type"] == t], model, threshold, cap, article)[2]
-                   for t in GUARDED]
-        return overall, guarded
-
-    base, base_guarded = score(None)
-    tried = []
-    best, best_f1 = None, base + 0.001
-    for run in ARTICLE_RUNS:
-        for share in ARTICLE_SHARES:
-            for limit in [threshold] + [t for t in ARTICLE_THRESHOLDS if t > threshold]:
-                f1, guarded = score((run, share, limit))
-                tried.append((run, share, limit, f1, guarded))
-                ok = all(g >= b - GUARD_LOSS for g, b in zip(guarded, base_guarded))
-                cautious = (run, -share, -limit)
-                if ok and (round(f1, 4) > round(best_f1, 4) or (
-                        best is not None and round(f1, 4) == round(best_f1, 4)
-                        and cautious > (best[0], -best[1], -best[2]))):
-                    best, best_f1 = (run, share, limit), f1
-    return best, [("flat", base, base_guarded)] + tried
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -290,36 +247,28 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(pages)} pages, {n_blocks} blocks", file=sys.stderr)
 
     report = {"kind": args.kind, "folds": []}
-    held = {"base": [], "flat": [], "model": []}
+    held = {"base": [], "model": []}
     for fold in range(FOLDS):
         train = [p for p in pages if p["fold"] != fold]
         test = [p for p in pages if p["fold"] == fold]
         model = fit(train, args.kind)
         threshold, cap, curve = choose_threshold(train, model, args.max_recall_loss, args.f1_slack)
-        article, tried = choose_article(train, model, threshold, cap)
-        (OUT / f"fold{fold}.json").write_text(json.dumps(_with_threshold(model, threshold, cap, article)))
-        (OUT / f"fold{fold}.flat.json").write_text(json.dumps(_with_threshold(model, threshold, cap)))
-        base, flat = proxy(test, model, 0.0), proxy(test, model, threshold, cap)
-        scored = proxy(test, model, threshold, cap, article)
-        held["base"].append((len(test), base)), held["flat"].append((len(test), flat))
-        held["model"].append((len(test), scored))
-        report["folds"].append({"fold": fold, "threshold": threshold, "cap": cap, "article": article,
-                                "test_pages": len(test), "train_curve": curve, "train_article": tried,
-                                "test_proxy_before": base, "test_proxy_flat": flat,
-                                "test_proxy_after": scored})
-        print(f"fold {fold}: threshold {threshold:.2f} cap {cap:.1f} article {article}  held-out "
-              f"proxy P/R/F1 {base[0]:.3f}/{base[1]:.3f}/{base[2]:.3f} -> flat cap "
-              f"{flat[0]:.3f}/{flat[1]:.3f}/{flat[2]:.3f} -> {scored[0]:.3f}/{scored[1]:.3f}/{scored[2]:.3f}")
-    for key in ("base", "flat", "model"):
+        (OUT / f"fold{fold}.json").write_text(json.dumps(_with_threshold(model, threshold, cap)))
+        base, scored = proxy(test, model, 0.0), proxy(test, model, threshold, cap)
+        held["base"].append((len(test), base)), held["model"].append((len(test), scored))
+        report["folds"].append({"fold": fold, "threshold": threshold, "cap": cap, "test_pages": len(test),
+                                "train_curve": curve,
+                                "test_proxy_before": base, "test_proxy_after": scored})
+        print(f"fold {fold}: threshold {threshold:.2f} cap {cap:.1f}  held-out proxy P/R/F1 "
+              f"{base[0]:.3f}/{base[1]:.3f}/{base[2]:.3f} -> {scored[0]:.3f}/{scored[1]:.3f}/{scored[2]:.3f}")
+    for key in ("base", "model"):
         n = sum(k for k, _ in held[key])
         mean = [sum(k * v[i] for k, v in held[key]) / n for i in range(3)]
         print(f"held-out proxy {key:5s}: P {mean[0]:.3f} R {mean[1]:.3f} F1 {mean[2]:.3f}")
     model = fit(pages, args.kind)
     threshold, cap, curve = choose_threshold(pages, model, args.max_recall_loss, args.f1_slack)
-    article, _ = choose_article(pages, model, threshold, cap)
-    SHIPPED.write_text(json.dumps(_with_threshold(model, threshold, cap, article),
-                                  separators=(",", ":")) + "\n")
-    print(f"shipped: {args.kind}, threshold {threshold:.2f}, cap {cap:.1f}, article {article}, "
+    SHIPPED.write_text(json.dumps(_with_threshold(model, threshold, cap), separators=(",", ":")) + "\n")
+    print(f"shipped: {args.kind}, threshold {threshold:.2f}, cap {cap:.1f}, "
           f"{SHIPPED.stat().st_size / 1024:.1f} KB")
     (OUT / "report.json").write_text(json.dumps(report, indent=1))
     return 0

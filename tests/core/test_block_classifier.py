@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from webshelf.core.convert.blocks import features, model, page
+from webshelf.core.convert.blocks import features, model
 from webshelf.core.convert.html_main_content import Tuning, container
 from webshelf.core.convert.html_markdown import html_to_markdown
 
@@ -102,35 +102,3 @@ def test_nothing_is_dropped_when_the_model_would_take_most_of_the_container():
     node = container(LexborHTMLParser(f"<main><h1>Listing</h1><ul>{items}</ul></main>"), OFF)
     assert model.drop_blocks(node, DropAll(shipped)) == 0  # a listing: the items are the content
     assert len(node.css("li")) == 12
-
-
-def _article_amid_teasers() -> str:
-    prose = "".join(f"<p>Paragraph {i} of the story tells what happened, and why it matters. "
-                    "It goes on for a while, as stories do.</p>" for i in range(8))
-    teasers = "".join(f"<div class='teaser'><a href='/s/{i}'>Another story {i} headline</a>"
-                      f"<span>Teaser {i} text here</span></div>" for i in range(40))
-    return f"<main><h1>Story</h1><div>{prose}</div><div>{teasers}</div></main>"
-
-
-def test_prose_run_tells_an_article_from_a_listing():
-    article = container(LexborHTMLParser(_article_amid_teasers()), OFF)
-    items = "".join(f"<li><a href='/item/{i}'>Item number {i}</a> short note.</li>" for i in range(40))
-    listing = container(LexborHTMLParser(f"<main><h1>Listing</h1><ul>{items}</ul></main>"), OFF)
-    assert page.prose_run([b.features for b in features.blocks(article)]) > 600
-    assert page.prose_run([b.features for b in features.blocks(listing)]) == 0
-
-
-def test_an_article_may_lose_most_of_an_oversized_container():
-    class Teasers(model.BlockModel):  # drops everything but the prose and the heading
-        def keep_probability(self, values):
-            return 1.0 if values[features.NAMES.index("tag_p")] else 0.0
-
-    shipped = json.loads(model.SHIPPED.read_text())
-    flat = {**shipped, "max_drop_share": 0.4}
-    flat.pop("article_run_chars", None)
-    node = container(LexborHTMLParser(_article_amid_teasers()), OFF)
-    assert model.drop_blocks(node, Teasers(flat)) == 0  # the flat cap protects the teasers
-    ruled = {**flat, "article_run_chars": 400, "article_drop_share": 1.0, "article_threshold": 0.5}
-    node = container(LexborHTMLParser(_article_amid_teasers()), OFF)
-    assert model.drop_blocks(node, Teasers(ruled)) > 0
-    assert len(node.css("p")) == 8 and "Another story" not in node.text()

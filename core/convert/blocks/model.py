@@ -16,7 +16,6 @@ from pathlib import Path
 from selectolax.lexbor import LexborNode
 
 from webshelf.core.convert.blocks.features import NAMES, Block, blocks
-from webshelf.core.convert.blocks.page import prose_run
 
 SHIPPED = Path(__file__).with_name("model.json")
 
@@ -35,13 +34,6 @@ class BlockModel:
         self.threshold = float(data["threshold"])
         self.protect_share = float(data.get("protect_share", 0.3))
         self.max_drop_share = float(data.get("max_drop_share", 1.0))
-        # The page-level exception to the cap (core.convert.blocks.page): a container with a
-        # prose run of at least ``article_run_chars`` characters holds an article and may lose
-        # up to ``article_drop_share`` of its text. Absent (older models): the flat cap.
-        run = data.get("article_run_chars")
-        self.article_run_chars = None if run is None else int(run)
-        self.article_drop_share = float(data.get("article_drop_share", self.max_drop_share))
-        self.article_threshold = float(data.get("article_threshold", self.threshold))
         if self.kind == "logistic":
             self.coef = [float(c) for c in data["coef"]]
             self.intercept = float(data["intercept"])
@@ -80,35 +72,20 @@ def drop_blocks(container: LexborNode, model: BlockModel, threshold: float | Non
     any block holding ≥ ``model.protect_share`` of the container's text (one block that large
     *is* the content, whatever its features say). When the doomed blocks would take more than
     ``model.max_drop_share`` of the text, nothing is dropped: the model is then most often
-    looking at a listing, whose repeated short link-bearing items *are* the content — unless
-    the container holds an article (``page_limits``), which may lose most of its container."""
-    if (model.threshold if threshold is None else threshold) <= 0:
+    looking at a listing, whose repeated short link-bearing items *are* the content."""
+    limit = model.threshold if threshold is None else threshold
+    if limit <= 0:
         return 0
     found: list[Block] = blocks(container)
     if len(found) < 2:
         return 0
-    limit, share = page_limits(model, [b.features for b in found], threshold)
     total = sum(b.chars for b in found) or 1
     doomed = [b for b in found
               if b.node.tag not in ("pre", "h1") and b.chars < model.protect_share * total
               and b.node.css_first("pre, h1") is None
               and model.keep_probability(b.features) < limit]
-    if sum(b.chars for b in doomed) > share * total:
+    if sum(b.chars for b in doomed) > model.max_drop_share * total:
         return 0
     for b in doomed:
         b.node.remove()
     return len(doomed)
-
-
-def page_limits(model: BlockModel, vectors: list[list[float]],
-                threshold: float | None = None) -> tuple[float, float]:
-    """(keep threshold, drop cap) for this page. A container with a prose run of
-    ``article_run_chars`` or more (``core.convert.blocks.page``: an article amid teasers and
-    menus) gets ``article_threshold`` and may lose ``article_drop_share`` of its text; any other
-    gets the model's threshold and the listing-safe ``max_drop_share``. An explicit
-    ``threshold`` (``Tuning.block_threshold``) overrides both thresholds."""
-    run = model.article_run_chars
-    if run is not None and prose_run(vectors) >= run:
-        return (model.article_threshold if threshold is None else threshold,
-                model.article_drop_share)
-    return model.threshold if threshold is None else threshold, model.max_drop_share
