@@ -45,7 +45,7 @@ def ms(samples: list[float]) -> float:
 
 
 def bench_reuse(home: Path) -> list[tuple[str, float, str]]:
-    config = Config.model_validate({"web": {"allow_private": True}}).with_home(home)
+    config = Config.model_validate({"web": {"allow_private": True, "fallback": ["local"]}}).with_home(home)
     with LoopbackServer(latency=0.05) as srv:
         url = srv.route("/doc", Response(doc(), headers={"Content-Type": "text/markdown"}))
         miss, hit, hit_async = [], [], []

@@ -45,7 +45,7 @@ def bench_fetch(rounds: int) -> Table:
         urls = [server.url(f"/wcxb/{i}") for i in ids]
         for label, concurrency in (("webshelf", 8), ("one at a time", 1)):
             config = Config.model_validate({"web": {"max_urls": N_URLS, "concurrency": concurrency,
-                                                   "allow_private": True,
+                                                   "allow_private": True, "fallback": ["local"],
                                                    # one loopback host stands for many sites: no per-host limit
                                                    "per_host_concurrency": concurrency}}).with_home(Path(home))  # loopback
             walls, failed = [], 0

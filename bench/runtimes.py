@@ -108,7 +108,7 @@ def main() -> None:
     rows = []
     with LoopbackServer() as server, tempfile.TemporaryDirectory(prefix="webshelf-bench-") as tmp:
         for name in args.runtimes.split(","):
-            config = Config.model_validate({"web": {"allow_private": True}}).with_home(Path(tmp) / name)
+            config = Config.model_validate({"web": {"allow_private": True, "fallback": ["local"]}}).with_home(Path(tmp) / name)
             rows.append(bench_runtime(name, config, server, args.rounds, docker_image() if name == "docker" else None))
     print(f"rounds per runtime: {args.rounds}; medians in ms; 2,000-line pages; reads of 200 lines\n")
     print(f"{'runtime':<8} {'visible at return':>17} {'lag':>6} {'extract':>8} {'with runtime':>13} {'publish()':>10} "

@@ -81,6 +81,9 @@ def _extract(urls, concurrency: int, workers: int, home: str) -> tuple[float, fl
     # One loopback server stands for 500 sites: the per-host limit (default 2 in flight, polled
     # through lock files) would otherwise be what this measures, not the pool.
     config = Config.model_validate({"web": {"max_urls": N, "concurrency": concurrency, "allow_private": True,
+                                            # the local backend alone: real pages that look like SPA shells would
+                                            # otherwise go to the browser, which asks DNS for their CDNs (off loopback)
+                                            "fallback": ["local"],
                                             "per_host_concurrency": min(concurrency, 64),
                                             "convert_workers": workers}}).with_home(Path(home))
     if workers > 1:
@@ -155,7 +158,7 @@ else:
     from webshelf.core.extract import web_extract_sync
     httpx.get(base + "/", timeout=60)  # the same imports as bare, before the start figure
     start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    cfg = Config.model_validate({{"web": {{"allow_private": True, "max_bytes": 50_000_000, "convert_workers": 2,
+    cfg = Config.model_validate({{"web": {{"allow_private": True, "fallback": ["local"], "max_bytes": 50_000_000, "convert_workers": 2,
                                           "timeout_s": 120, "convert_timeout_s": 120}}}}).with_home(Path(tempfile.mkdtemp()))
     p = pool.shared_pool(2, cfg.web.convert_memory_mb)
     idle_worker = max(f.result() for f in [p._pool.schedule(pool.peak_rss_kb) for _ in range(4)])

@@ -32,10 +32,14 @@ def home(_isolated_home: Path) -> Path:
 
 @pytest.fixture
 def config(home: Path) -> Config:
-    """Default config, except that the loopback test server may be reached (web.allow_private);
-    tests/core/test_fetch_policy.py proves loopback is refused without it."""
+    """Default config, except that the loopback test server may be reached (web.allow_private;
+    tests/core/test_fetch_policy.py proves loopback is refused without it) and the fallback chain is
+    the local backend alone: a real corpus page that looks like an SPA shell would otherwise go to
+    the browser, whose sub-resource requests ask DNS for the page's CDNs — off loopback. The browser
+    tests set ``web.fallback`` themselves."""
     config = Config().with_home(home)
     config.web.allow_private = True
+    config.web.fallback = ["local"]
     return config
 
 

@@ -37,6 +37,7 @@ def spa(server) -> str:
 
 def test_an_spa_shell_falls_back_to_the_browser_and_says_why(spa, config):
     need_browser()
+    config.web.fallback = None  # the default chain: [local, browser] when Chromium is installed
     [r] = web_extract_sync([spa], config=config)
     assert r.error is None
     assert r.backend == "browser"
@@ -55,6 +56,7 @@ def test_a_page_that_is_403_for_webshelfs_user_agent_is_read_by_the_browser(serv
         return Response(b"<html><body><h1>Welcome, browser</h1><p>" + b"Real article text. " * 30 + b"</p></body></html>")
 
     url = server.route("/fallback/bot-wall", by_agent)
+    config.web.fallback = None  # the default chain
     [r] = web_extract_sync([url], config=config)
     assert r.error is None and r.backend == "browser"
     assert "Welcome, browser" in r.content
