@@ -75,14 +75,16 @@ def _gutter_table(pre: LexborNode) -> LexborNode | None:
     if table is None or table.tag != "table":
         return None
     for cell in table.css("td, th"):
-        if cell.css_first("pre") is not None and _contains(cell, pre):
+        if cell.css_first("pre") is not None and contains(cell, pre):
             continue
         if not _DIGITS.match(cell.text(deep=True)):
             return None
     return table
 
 
-def _contains(outer: LexborNode, inner: LexborNode) -> bool:
+def contains(outer: LexborNode, inner: LexborNode) -> bool:
+    """``inner`` is ``outer`` or lies inside it (by lexbor node identity: selectolax wrappers are
+    new objects on every lookup)."""
     node = inner
     while node is not None:
         if node.mem_id == outer.mem_id:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from webshelf.core.convert.blocks.model import drop_blocks, load
+from webshelf.core.convert.html_code import contains
 from webshelf.core.convert.html_density import drop_link_blocks, narrow
 
 
@@ -93,15 +94,6 @@ def _classify(value: str) -> str | None:
 
 def _text_len(node: LexborNode) -> int:
     return len(node.text(deep=True, separator=" ", strip=True))
-
-
-def _contains(outer: LexborNode, inner: LexborNode) -> bool:
-    node = inner
-    while node is not None:
-        if node.mem_id == outer.mem_id:
-            return True
-        node = node.parent
-    return False
 
 
 def _has_ancestor(node: LexborNode, tags: tuple[str, ...]) -> bool:
@@ -254,6 +246,6 @@ def _common_ancestor(nodes: list[LexborNode]) -> LexborNode | None:
         chain.append(node)
         node = node.parent
     for candidate in chain:
-        if all(_contains(candidate, n) for n in nodes[1:]):
+        if all(contains(candidate, n) for n in nodes[1:]):
             return candidate
     return None

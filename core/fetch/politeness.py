@@ -114,7 +114,10 @@ class HostSlots:
 
     def _queue(self, key: str) -> asyncio.Semaphore:
         queues = _QUEUES.setdefault(asyncio.get_running_loop(), {})
-        return queues.setdefault((str(self.directory), key, self.concurrency), asyncio.Semaphore(self.concurrency))
+        name = (str(self.directory), key, self.concurrency)
+        if (queue := queues.get(name)) is None:
+            queue = queues[name] = asyncio.Semaphore(self.concurrency)
+        return queue
 
     @asynccontextmanager
     async def slot(self, url: str) -> AsyncIterator[None]:
