@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 from webshelf.runtimes.base import BindRuntime, ExecResult, Offers
 from webshelf.runtimes.docker.owner import LABEL, orphans, owner_labels
+from webshelf.runtimes.docker.stream import STDERR, buffered_reader, frames
 from webshelf.errors import MountError, RuntimeExecError, RuntimeTimeoutError, RuntimeUnavailableError
 from webshelf.runtimes.sdk import import_sdk
 from webshelf.runtimes.stdin import Pump, Stdin
@@ -272,15 +273,19 @@ class DockerRuntime(BindRuntime):
     def _talk(self, sock, stdin: Stdin) -> tuple[bytes, bytes]:
         """Read the multiplexed stdout/stderr frames until the command ends, while a thread sends
         stdin (sending it all first deadlocks once the command's output fills the pipe)."""
-        frames = self._docker.utils.socket
         raw = getattr(sock, "_sock", sock)
         pump = None
         if stdin is not None:  # bytes, or a stream copied chunk by chunk while the command runs
             pump = Pump(stdin, raw.sendall, lambda: raw.shutdown(socket.SHUT_WR), name=f"{self.name}-stdin").start()
         out, err = bytearray(), bytearray()
         try:
-            for stream, data in frames.frames_iter(sock, tty=False):
-                (err if stream == frames.STDERR else out).extend(data)
+            reader = buffered_reader(sock)
+            if reader is None:  # not the SDK shape this was written for: its own reader
+                pairs = self._docker.utils.socket.frames_iter(sock, tty=False)
+            else:
+                pairs = frames(reader)
+            for stream, data in pairs:
+                (err if stream == STDERR else out).extend(data)
         finally:
             if pump is not None:
                 pump.stop()  # the command has exited (or the wait was given up): stop reading its input

@@ -186,11 +186,14 @@ class _DaemonProxy:
     """A loopback TCP port forwarding to the daemon's unix socket, that can be cut: to the
     runtime's client the daemon goes away mid-use, as when dockerd stops."""
 
-    def __init__(self, unix_path: str) -> None:
+    def __init__(self, unix_path: str, *, gather_s: float = 0.0) -> None:
+        """``gather_s`` > 0: hold each reply of the daemon that long and send it with whatever
+        followed in one write (as a slow link or a buffering proxy does)."""
         import socket
         import threading
 
         self._unix, self._socks, self._lock = unix_path, [], threading.Lock()
+        self._gather_s = gather_s
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"tcp://127.0.0.1:{self._listener.getsockname()[1]}"
         threading.Thread(target=self._accept, daemon=True).start()
@@ -208,15 +211,26 @@ class _DaemonProxy:
             daemon.connect(self._unix)
             with self._lock:
                 self._socks += [client, daemon]
-            for a, b in ((client, daemon), (daemon, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            for a, b, gather in ((client, daemon, 0.0), (daemon, client, self._gather_s)):
+                threading.Thread(target=self._pump, args=(a, b, gather), daemon=True).start()
 
     @staticmethod
-    def _pump(src, dst) -> None:
+    def _pump(src, dst, gather_s: float) -> None:
         import socket
+        import time
 
         try:
             while data := src.recv(65536):
+                if gather_s:
+                    time.sleep(gather_s)
+                    src.setblocking(False)
+                    try:
+                        while more := src.recv(65536):
+                            data += more
+                    except BlockingIOError:
+                        pass
+                    finally:
+                        src.setblocking(True)
                 dst.sendall(data)
             dst.shutdown(socket.SHUT_WR)
         except OSError:
@@ -240,6 +254,22 @@ def _daemon_socket() -> str:
     if not host.startswith("unix://"):
         pytest.skip(f"the proxy forwards to a unix socket; DOCKER_HOST is {host}")
     return host[len("unix://"):]
+
+
+def test_output_that_arrives_with_the_upgrade_headers_is_kept(docker_config: Config):
+    """The daemon's first frames in the same segment as its ``101 UPGRADED`` headers (a TCP daemon,
+    a proxy, a fast command) sit in http.client's buffer: the SDK's own frame reader polls the raw
+    socket and returned nothing for them (found as a CI run where ``echo hi`` gave b'')."""
+    proxy = _DaemonProxy(_daemon_socket(), gather_s=0.3)
+    docker_config.runtimes.docker.docker_host = proxy.url
+    try:
+        with open_runtime("docker", docker_config) as rt:
+            done = rt.exec(["sh", "-c", "echo hi; echo oops >&2; exit 3"], timeout=30)
+            fed = rt.exec(["cat"], stdin=b"x" * 100_000, timeout=30)
+    finally:
+        proxy.close()
+    assert (done.exit_code, done.stdout, done.stderr) == (3, b"hi\n", b"oops\n")
+    assert fed.stdout == b"x" * 100_000
 
 
 def test_a_daemon_that_goes_away_mid_use_is_runtime_unavailable(docker_config: Config, docker_client):
