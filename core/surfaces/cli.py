@@ -23,7 +23,6 @@ failed, 2 bad usage or config; ``runtime run`` passes the command's own (see its
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 
@@ -74,25 +73,35 @@ def _progress(total: int):
 @click.pass_context
 def extract(ctx: click.Context, urls: tuple[str, ...], char_limit: int | None, fresh: bool, as_json: bool,
             runtime_names: tuple[str, ...], backend: str | None) -> None:
-    """Fetch URLs and print each page as the agent would see it."""
+    """Fetch URLs and print each page as the agent would see it.
+
+    SIGTERM, SIGHUP or SIGINT while fetching: the sandboxes it attached to are let go, the
+    browser and the conversion workers it started are closed (core/shutdown.py, at exit), and
+    it exits ``128 + N`` with ``error[stopped]`` on stderr, as ``runtime run`` and ``mcp serve`` do."""
     from webshelf.core.extract import web_extract_sync
     from webshelf.core.surfaces.render import blocks, join
+    from webshelf.core.surfaces.shutdown import Stopped, stopping_on_signals
 
     config = config_of(ctx)
     bar, on_result = _progress(len(urls))
     options = dict(char_limit=char_limit, fresh=fresh, config=config, backend=backend)
-    with contextlib.ExitStack() as stack:
-        try:
-            options["runtimes"] = [stack.enter_context(running(name, config)) for name in runtime_names]
-            if bar:
-                with bar:
-                    results = web_extract_sync(list(urls), progress=on_result, **options)
-            else:
-                results = web_extract_sync(list(urls), **options)
-        except (InputError, ConfigError) as exc:
-            fail(exc, 2)
-        except WebshelfError as exc:
-            fail(exc, 1)
+    try:
+        with stopping_on_signals() as shutdown:
+            try:
+                options["runtimes"] = [shutdown.enter(running(name, config), f"runtime {name!r}")
+                                       for name in runtime_names]
+                if bar:
+                    with bar:
+                        results = web_extract_sync(list(urls), progress=on_result, **options)
+                else:
+                    results = web_extract_sync(list(urls), **options)
+            except (InputError, ConfigError) as exc:
+                fail(exc, 2)
+            except WebshelfError as exc:
+                fail(exc, 1)
+    except Stopped as stop:
+        click.echo(f"error[stopped]: {stop.name} received; the extract stopped and printed nothing", err=True)
+        sys.exit(stop.exit_code)
     if as_json:
         click.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=2, ensure_ascii=False))
         sys.exit(0 if all(r.ok for r in results) else 1)

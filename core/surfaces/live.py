@@ -2,18 +2,19 @@
 
 By default every runtime instance of type ssh is kept in step (timing: ``runtimes.sync``). Each
 is started (connect, prepare the read-only directory, full diff), then a ``mounts.watch.LiveSync``
-mirrors every later change until SIGINT or SIGTERM, after which the pending batch is sent and the
-connections are closed. ``once=True`` stops after the full diff.
+mirrors every later change until SIGINT, SIGTERM or SIGHUP (a reaction pushed on the process's one
+signal handler, core/shutdown.py), after which the pending batch is sent and the connections are
+closed. ``once=True`` stops after the full diff.
 """
 
 from __future__ import annotations
 
 import contextlib
-import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
 
+from webshelf.core import shutdown as process
 from webshelf.core.config import Config
 from webshelf.errors import ConfigError
 from webshelf.core.sandbox import open_runtime
@@ -34,7 +35,7 @@ def sync_names(config: Config, names: Sequence[str]) -> list[str]:
 
 def run_sync(config: Config, names: Sequence[str], *, once: bool, echo: Callable[[str], None],
              stop: threading.Event | None = None) -> None:
-    """Sync until ``stop`` is set (or SIGINT/SIGTERM when running in the main thread)."""
+    """Sync until ``stop`` is set (or SIGINT/SIGTERM/SIGHUP when running in the main thread)."""
     stop = stop or threading.Event()
     runtimes = []
     for name in sync_names(config, names):
@@ -58,8 +59,7 @@ def run_sync(config: Config, names: Sequence[str], *, once: bool, echo: Callable
             echo(f"{runtime.name}: full sync: {runtime.last_sync}")
         if live is None:
             return
-        restore = _on_signals(stop)
-        stack.callback(restore)
+        stack.enter_context(process.reacting(lambda _signum: stop.set()))  # main thread only; else: set ``stop``
         for worker in live.workers:  # start() just did the first full diff
             worker.next_rescan = time.monotonic() + s.rescan_interval_s
         with live:  # its exit sends the pending batch while the connections are still open
@@ -67,10 +67,3 @@ def run_sync(config: Config, names: Sequence[str], *, once: bool, echo: Callable
             stop.wait()
         echo("stopped")
 
-
-def _on_signals(stop: threading.Event) -> Callable[[], None]:
-    """Set ``stop`` on SIGINT/SIGTERM (main thread only); returns a function restoring the old handlers."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    old = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
-    return lambda: [signal.signal(sig, handler) for sig, handler in old.items()] and None

@@ -7,15 +7,21 @@ so a docker container or a local scratch directory stays behind for ever. Inside
 ``except Exception`` on the way can swallow it) in the main thread; the ``with runtime:``
 blocks unwind and ``stop()`` runs. Further signals during that cleanup are noted, not raised,
 so a second SIGTERM cannot cut the cleanup short. The caller exits ``128 + signal``, as a
-shell reports a process killed by that signal.
+shell reports a process killed by that signal; that exit runs the process's own clean-ups
+(core/shutdown.py: the browsers, the conversion pool), so every command closes them once.
+
+The signal handler itself is core/shutdown.py's, the only one in the process: a block pushes
+its reaction there (``reacting``) instead of installing a handler of its own, so nothing that
+registered below (a browser service) is displaced by a surface, or the other way round.
 
 Two more pieces make this fit every surface, not only ``runtime run``:
 
-* **A registry of clean-up callbacks.** ``stopping_on_signals()`` yields a ``Shutdown``; what
-  must go when the command ends — a runtime (``shutdown.enter(cm)``), a browser, any
+* **A registry of clean-up callbacks for the block.** ``stopping_on_signals()`` yields a
+  ``Shutdown``; what must go when the command ends — a runtime (``shutdown.enter(cm)``), any
   ``callback`` (``shutdown.add`` or, from code that has no handle on it, the module-level
   ``register``) — is run newest first when the block ends, however it ends: normally, by an
-  error, or by a signal. One failing callback never keeps the others from running.
+  error, or by a signal. One failing callback never keeps the others from running. What lives
+  as long as the process (a browser) registers with core/shutdown.py instead.
 * **Coroutines.** A signal raised as an exception in the middle of an event loop leaves the
   loop's tasks half run and its threads (a stdin reader) blocked. ``shutdown.cancelling(coro)``
   runs ``coro`` so that a signal cancels its task instead, on the loop; once the task has
@@ -26,12 +32,12 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import sys
-import threading
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, ContextManager, TypeVar
 
-SIGNALS = tuple(s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None), signal.SIGINT) if s is not None)
+from webshelf.core import shutdown as process
+from webshelf.core.shutdown import SIGNALS, Registry
+
 T = TypeVar("T")
 
 
@@ -56,8 +62,7 @@ class Shutdown:
 
     def __init__(self) -> None:
         self.signum: int | None = None
-        self._callbacks: list[tuple[Callable[[], object], str]] = []
-        self._lock = threading.Lock()
+        self._registry = Registry()
         self._divert: Callable[[], None] | None = None
         self._closing = False  # set while the clean-ups run: a signal then is only noted
 
@@ -65,38 +70,20 @@ class Shutdown:
     def add(self, callback: Callable[[], object], what: str = "") -> Callable[[], None]:
         """Run ``callback`` when the block ends (newest first); returns a function that takes it
         back (for something closed early by its owner)."""
-        entry = (callback, what or getattr(callback, "__qualname__", repr(callback)))
-        with self._lock:
-            self._callbacks.append(entry)
-
-        def remove() -> None:
-            with self._lock:
-                if entry in self._callbacks:
-                    self._callbacks.remove(entry)
-        return remove
+        return self._registry.add(callback, what)
 
     def enter(self, cm: ContextManager[T], what: str = "") -> T:
         """Enter ``cm`` now and exit it when the block ends (a runtime: started now, stopped then)."""
-        value = cm.__enter__()
-        self.add(lambda: cm.__exit__(None, None, None), what or type(cm).__name__)
-        return value
+        return self._registry.enter(cm, what)
 
     def run_callbacks(self) -> None:
         """Run every registered clean-up once, newest first; a failing one is reported on stderr
         and the rest still run."""
-        while True:
-            with self._lock:
-                if not self._callbacks:
-                    return
-                callback, what = self._callbacks.pop()
-            try:
-                callback()
-            except Exception as exc:  # noqa: BLE001 — one broken clean-up must not keep the others from running
-                print(f"note: clean-up of {what} failed: {exc}", file=sys.stderr)
+        self._registry.run()
 
     # signals ---------------------------------------------------------------------------------
     def _signalled(self, signum: int) -> None:
-        if self.signum is not None or self._closing:
+        if self.signum is not None or self._closing or process.closing():
             return  # a signal is being handled or the clean-ups run: a second cannot cut them short
         self.signum = signum
         divert = self._divert
@@ -130,9 +117,9 @@ _active: list[Shutdown] = []
 
 def register(callback: Callable[[], object], what: str = "") -> Callable[[], None]:
     """Run ``callback`` when the innermost running ``stopping_on_signals()`` block ends (a signal
-    included) — for code deep inside a command (a browser it launched) that has no handle on
-    the block. Outside any block nothing is registered (the caller's own ``finally`` must do);
-    the function returned takes the callback back."""
+    included) — for code deep inside a command that has no handle on the block. Outside any
+    block nothing is registered (the caller's own ``finally`` must do; what lives as long as the
+    process registers with core/shutdown.py); the function returned takes the callback back."""
     if not _active:
         return lambda: None
     return _active[-1].add(callback, what)
@@ -144,25 +131,15 @@ def stopping_on_signals() -> Iterator[Shutdown]:
     registered clean-ups when it ends, with the signals still held off."""
     shutdown = Shutdown()
     _active.append(shutdown)
-    if threading.current_thread() is not threading.main_thread():
-        try:  # handlers can only be installed from the main thread; the caller's own apply
-            yield shutdown
-        finally:
-            _active.remove(shutdown)
-            shutdown.run_callbacks()
-        return
-
-    def handler(signum, _frame) -> None:
-        shutdown._signalled(signum)
-
-    previous = {s: signal.signal(s, handler) for s in SIGNALS}
     try:
-        yield shutdown
+        with process.reacting(shutdown._signalled):  # outside the main thread: no signals, the caller's own
+            try:
+                yield shutdown
+            finally:
+                shutdown._closing = True
+                shutdown.run_callbacks()
     finally:
-        shutdown._closing = True
-        try:
-            shutdown.run_callbacks()
-        finally:
-            _active.remove(shutdown)
-            for s, old in previous.items():
-                signal.signal(s, old)
+        _active.remove(shutdown)
+
+
+__all__ = ["SIGNALS", "Shutdown", "Stopped", "register", "stopping_on_signals"]

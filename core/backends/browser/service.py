@@ -20,25 +20,25 @@ server; the caller's resolver seam and byte counts stay with the call).
   relaunches (``SharedBrowser.get``).
 - **Idle:** when the last backend using a service closes, a timer of ``web.browser.idle_s``
   starts; a new user cancels it; when it fires, the browser, Playwright and the thread end.
-- **Exit:** ``atexit`` closes every service; so does SIGTERM when it would otherwise kill the
-  process on the spot (Python's default; ``mcp serve``): the handler closes the browsers, then
-  restores the default and re-raises the signal, so the exit status is still "killed by SIGTERM"
-  and no Chromium is left behind. Installed from the main thread only (Python's rule).
+- **Exit:** each service registers its ``shutdown`` with core/shutdown.py, the process's one
+  clean-up registry and signal handler (and takes it back when it closes earlier): a normal
+  exit closes every service, and so does SIGTERM or SIGHUP — in a library user's process (the
+  exit status is still "killed by SIGTERM") and in every command (``mcp serve``, ``extract``:
+  they exit ``128 + N``) alike. No handler of its own: two handlers fought over SIGTERM
+  (whichever was installed last won).
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import concurrent.futures
 import contextlib
-import os
-import signal
 import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from webshelf.core import shutdown as process
 from webshelf.core.backends.browser.lifecycle import FLAGS, SharedBrowser
 from webshelf.core.fetch.netpolicy import Policy
 
@@ -83,6 +83,7 @@ class BrowserService:
         self._guard: Any = None
         self.shared: SharedBrowser | None = None
         self._start_lock = asyncio.Lock()
+        self._unregister = process.register(self.shutdown, "a browser service (Chromium)")
         self._thread = threading.Thread(target=self._run, name="webshelf-browser", daemon=True)
         self._thread.start()
 
@@ -141,6 +142,7 @@ class BrowserService:
     def _forget(self) -> None:
         """Under _LOCK: this service takes no new users; the next call starts another."""
         self.closed = True
+        self._unregister()
         if _SERVICES.get(self.key) is self:
             del _SERVICES[self.key]
 
@@ -157,9 +159,7 @@ class BrowserService:
 
 
 _SERVICES: dict[LaunchKey, BrowserService] = {}
-_LOCK = threading.RLock()  # re-entrant: the SIGTERM handler may run while the main thread holds it
-_AT_EXIT = False
-_ON_SIGTERM = False
+_LOCK = threading.RLock()  # re-entrant: a signal's clean-up may run while the main thread holds it
 
 
 def acquire(key: LaunchKey, idle_s: float) -> BrowserService:
@@ -168,7 +168,6 @@ def acquire(key: LaunchKey, idle_s: float) -> BrowserService:
         service = _SERVICES.get(key)
         if service is None or service.closed:
             service = _SERVICES[key] = BrowserService(key, idle_s)
-            _install_exit_hooks()
         service.users += 1
         service._generation += 1
         return service
@@ -191,27 +190,9 @@ def running_services() -> list[BrowserService]:
 
 
 def shutdown_all(timeout: float = CLOSE_TIMEOUT_S) -> None:
-    """Close every browser of this process (atexit, SIGTERM, tests)."""
+    """Close every browser of this process (tests; at exit each service closes itself)."""
     for service in running_services():
         service.shutdown(timeout)
-
-
-def _on_sigterm(signum: int, _frame: object) -> None:
-    shutdown_all()
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)  # the default action now: the process still dies of SIGTERM
-
-
-def _install_exit_hooks() -> None:
-    global _AT_EXIT, _ON_SIGTERM
-    if not _AT_EXIT:
-        _AT_EXIT = True
-        atexit.register(shutdown_all)
-    if not _ON_SIGTERM and threading.current_thread() is threading.main_thread():
-        with contextlib.suppress(ValueError, OSError):
-            if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # never replace a handler someone installed
-                signal.signal(signal.SIGTERM, _on_sigterm)
-                _ON_SIGTERM = True
 
 
 __all__ = ["BrowserService", "LaunchKey", "acquire", "launch_key", "release", "running_services", "shutdown_all"]
