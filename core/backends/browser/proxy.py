@@ -11,6 +11,9 @@ backend's address policy to every request:
   in any spelling), then one lookup whose every answer is checked (``check_addresses``), then a
   connection to a checked IP — never to the name — so a rebinding DNS server gets no second
   chance (the same resolve-once rule as core/fetch/guarded_connect.py, and its resolver seam);
+  the lookup runs on the browser's own bounded resolver threads with a deadline
+  (core/backends/browser/resolver.py), never on the calling loop's default executor, so a slow
+  DNS answer for one page's sub-resource does not stall other URLs' work;
 - ``CONNECT host:port`` (https, wss) is a byte tunnel after the check (TLS stays end to end,
   Chromium verifies the certificate); a plain ``GET http://…`` is forwarded as one request with
   ``Connection: close``, so every request on a new connection is checked on its own;
@@ -35,7 +38,8 @@ import base64
 import contextlib
 from urllib.parse import urlsplit
 
-from webshelf.core.fetch.guarded_connect import Resolver, system_resolver
+from webshelf.core.backends.browser.resolver import browser_resolver
+from webshelf.core.fetch.guarded_connect import Resolver
 from webshelf.core.fetch.netpolicy import Policy, check_addresses, check_host
 from webshelf.core.fetch.proxy import Chooser, ProxySettings
 from webshelf.errors import BlockedURLError
@@ -52,7 +56,7 @@ class PolicyProxy:
                  connect_timeout_s: float = 10.0, upstream: Chooser | None = None) -> None:
         self.policy = policy
         self.upstream = upstream  # target URL → the proxy to go through (None: connect directly)
-        self.resolver = resolver or system_resolver
+        self.resolver = resolver or browser_resolver
         self.max_bytes = max_bytes
         self.connect_timeout_s = connect_timeout_s
         self.blocked: list[str] = []  # "host:port: why", in order
@@ -136,7 +140,9 @@ class PolicyProxy:
                 try:
                     answers = await asyncio.wait_for(self.resolver(host, port), self.connect_timeout_s)
                 except (OSError, asyncio.TimeoutError, UnicodeError) as exc:
-                    self.blocked.append(f"{host}:{port}: cannot resolve ({exc or type(exc).__name__})")
+                    why = str(exc) or (f"no DNS answer for {host!r} within {self.connect_timeout_s:g} s"
+                                       if isinstance(exc, asyncio.TimeoutError) else type(exc).__name__)
+                    self.blocked.append(f"{host}:{port}: cannot resolve ({why})")
                     return None
                 addresses = check_addresses(host, answers, self.policy)
         except BlockedURLError as exc:
