@@ -409,13 +409,38 @@ def parse_config(data: Any, file: Path) -> Config:
     return config
 
 
+def _constructed(cls: type[Strict], fields_set: set[str] | None = None, **given: Any) -> Any:
+    """``cls()`` with every section a ``Strict`` default factory makes built the same way, by
+    ``model_construct`` (defaults as they are; pydantic does not validate defaults either)."""
+    values = {name: _constructed(field.default_factory) for name, field in cls.model_fields.items()
+              if isinstance(field.default_factory, type) and issubclass(field.default_factory, Strict)}
+    return cls.model_construct(_fields_set=set() if fields_set is None else fields_set, **values, **given)
+
+
+def default_config() -> Config:
+    """``Config()``, equal to it field for field (tests/core/test_config_defaults.py), without
+    building a validator: with no config file there is nothing to validate, and building the
+    schema of every section cost a cached ``webshelf extract`` about as much as the rest of its
+    own work (issue 15; docs/benchmarks.md "Start-up"). The validators are built, as before, on
+    first use — an assignment (``validate_assignment``), a dump, a runtime instance added.
+
+    ``RuntimesConfig``'s ``before`` validator is the one validator that gives defaults: the
+    ``local`` and ``docker`` instances (``DEFAULT_INSTANCES``), built here the same way."""
+    config = _constructed(Config)
+    runtimes = config.runtimes
+    instances = {name: _constructed(RUNTIME_CONFIGS[kind], {"type"}, type=kind) for name, kind in DEFAULT_INSTANCES.items()}
+    object.__setattr__(runtimes, "__pydantic_extra__", instances)
+    object.__setattr__(runtimes, "__pydantic_fields_set__", set(instances))
+    return config
+
+
 def load_config(path: str | Path | None = None) -> Config:
     """Load the config that applies (explicit path, WEBSHELF_CONFIG, or the home's config.yaml)."""
     file, named = config_path(path)
     if not file.exists():
         if named:
             raise ConfigError(f"config file {file} does not exist; create it or drop --config/WEBSHELF_CONFIG", path=str(file))
-        return Config().with_home(default_home())
+        return default_config().with_home(default_home())
     import yaml  # only when there is a file to parse: no config file, no YAML parser (issue 15)
 
     try:
