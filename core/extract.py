@@ -178,8 +178,10 @@ def _from_cache(url: str, hit: CachedPage, budget: int, config: Config, started:
     notes = [f"served from the stored copy fetched {age:.0f} s ago (cache.max_age); pass fresh=True to fetch again"]
     if cut_note:
         notes.append(cut_note)
-    result = ExtractResult(url=url, final_url=rec.final_url, title=clean_title(rec.title), path=str(hit.path),
-                           backend=rec.backend, notes=notes, cached=True)
+    # values of the types the fields declare, from our own index: constructed, not validated, so a
+    # call the shelf answers builds no validator at all (issue 15's start-up)
+    result = ExtractResult.model_construct(url=url, final_url=rec.final_url, title=clean_title(rec.title),
+                                           path=str(hit.path), backend=rec.backend, notes=notes, cached=True)
     _show(result, hit.text, budget, config, cut_note=cut_note)
     result.elapsed_ms = (time.perf_counter() - started) * 1000
     return result

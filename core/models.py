@@ -6,7 +6,10 @@ from dataclasses import dataclass
 
 from typing import Any
 
-from pydantic import BaseModel, PrivateAttr
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+#: validators are built on first use, not at import: a cached ``webshelf extract`` builds none (issue 15)
+DEFERRED = ConfigDict(defer_build=True)
 
 
 @dataclass
@@ -25,6 +28,8 @@ class Page:
 class ErrorInfo(BaseModel):
     """Why one URL failed: a stable code to switch on and a message to act on."""
 
+    model_config = DEFERRED
+
     code: str
     message: str
 
@@ -34,6 +39,8 @@ class ExtractResult(BaseModel):
 
     ``content`` is what the agent should see: the page (or its windows and footer) with every
     note in ``notes`` rendered inside, within the budget; ``notes`` is the same as a list."""
+
+    model_config = DEFERRED
 
     url: str
     final_url: str | None = None
