@@ -23,6 +23,7 @@ failed, 2 bad usage or config; ``runtime run`` passes the command's own (see its
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 
@@ -30,14 +31,32 @@ import click
 
 from webshelf.core.config import config_path
 from webshelf.core.config_env import unset_settings
-from webshelf.core.read import MAX_LIMIT
-from webshelf.core.surfaces.cache_cli import cache_group
 from webshelf.core.surfaces.cli_common import config_of, deprecated, fail, running
-from webshelf.core.surfaces.runtime_cli import runtime_group, sandbox_group
 from webshelf.errors import ConfigError, InputError, WebshelfError
 
+MAX_LIMIT = 2_000  # core/read.py's MAX_LIMIT, for the help text (a test checks they agree); importing it loads the reader
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """The top-level command: the command groups that live in modules of their own (``runtime``,
+    ``sandbox``, ``cache``) are imported when a command line names them, or when the help lists
+    them — not by every ``webshelf extract`` (issue 15's start-up)."""
+
+    LAZY = {"runtime": ("webshelf.core.surfaces.runtime_cli", "runtime_group"),
+            "sandbox": ("webshelf.core.surfaces.runtime_cli", "sandbox_group"),
+            "cache": ("webshelf.core.surfaces.cache_cli", "cache_group")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.LAZY and name not in self.commands:
+            module, attr = self.LAZY[name]
+            self.add_command(getattr(importlib.import_module(module), attr), name)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--config", "config_file", metavar="FILE", envvar="WEBSHELF_CONFIG",
               help="Config file (default: $WEBSHELF_HOME/config.yaml).")
 @click.version_option(package_name="webshelf")
@@ -346,10 +365,6 @@ def mcp_serve(ctx: click.Context, runtime_names: tuple[str, ...]) -> None:
     """Run the MCP server on stdio until the client disconnects."""
     _serve_mcp(ctx, runtime_names)
 
-
-main.add_command(runtime_group)
-main.add_command(sandbox_group)
-main.add_command(cache_group)
 
 
 if __name__ == "__main__":  # pragma: no cover

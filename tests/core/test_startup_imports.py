@@ -97,6 +97,17 @@ def test_extract_of_a_cached_url_imports_neither_the_network_nor_the_converter_n
     assert "asyncio" not in modules
 
 
+def test_extract_of_a_cached_url_builds_no_pydantic_validator(stored: Path, home: Path):
+    """No config file and a shelf hit: the default config is constructed (core/config.py
+    ``default_config``) and so is the result, so pydantic's plugin loader — which imports
+    ``importlib.metadata`` with ``email``, ``zipfile`` and ``csv`` when the first validator is
+    built — never runs; neither do the command groups the call does not name (lazy)."""
+    code, modules, out = _loaded(["extract", URL], home)
+    assert code == 0, out
+    assert _heavy(modules, ("pydantic.plugin._loader", "importlib.metadata", "email", "zipfile")) == []
+    assert _heavy(modules, ("webshelf.core.surfaces.runtime_cli", "webshelf.core.surfaces.cache_cli")) == []
+
+
 def test_without_a_config_file_yaml_is_not_imported(stored: Path, home: Path):
     assert not (home / "config.yaml").exists()
     code, modules, out = _loaded(["read", str(stored), "--limit", "3"], home)
@@ -137,3 +148,17 @@ def test_a_fetch_does_not_search_sys_path_for_sniffio_on_every_request(home: Pat
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd="/")
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout.strip()) <= 1, "sniffio was searched for on sys.path again and again: is it installed?"
+
+
+def test_the_cli_help_states_the_readers_own_line_limit_and_lists_the_lazy_groups():
+    """cli.py spells ``read``'s limit without importing core/read.py (which loads the reader)."""
+    from click.testing import CliRunner
+
+    from webshelf.core.read import MAX_LIMIT
+    from webshelf.core.surfaces import cli
+
+    assert cli.MAX_LIMIT == MAX_LIMIT
+    listed = CliRunner().invoke(cli.main, ["--help"]).output
+    names = [line.split()[0] for line in listed.split("Commands:")[1].splitlines() if line.startswith("  ")]
+    assert names == ["backend", "cache", "config", "extract", "mcp", "read", "runtime", "search", "sync", "tools"]  # sandbox: hidden
+    assert CliRunner().invoke(cli.main, ["cache", "--help"]).exit_code == 0
