@@ -11,6 +11,15 @@ run and the two interleaved (A, B, A, B, …) so that a change in load hits both
 * the floor under that: importing the MCP SDK's low-level server and stdio transport, which
   ``mcp serve`` needs before it can answer (not judged).
 * ``webshelf read`` and ``webshelf config show`` next to ``python -c pass`` (not judged).
+* two lower floors, since a cached extract builds no pydantic validator (core/config.py
+  ``default_config``, a constructed result): one pydantic model *defined* (``defer_build``) and
+  none built — what any CLI whose config is a pydantic model pays, so what a cached extract
+  cannot go below — and the bare imports of click, pydantic and sqlite3 (not judged).
+* ``--other-webshelf PATH``: the same cached extract by another installation's console script
+  (e.g. main's, in its own venv), interleaved with ours: a before/after in one run.
+
+``--cpu`` reports the child's CPU time (user + system, ``os.wait4``) instead of wall time: on
+a loaded machine wall time mostly measures the wait for a core, CPU time what the process did.
 
 The stored page is put on the shelf directly (a temporary ``WEBSHELF_HOME``, no config file),
 so no network is needed. Run alone: ``python bench/speed_startup.py [--runs N]``; ``bench/speed.py``
@@ -57,6 +66,10 @@ URL = "https://docs.example.org/startup-bench"
 PY = sys.executable
 FLOOR = ("import click, yaml, sqlite3\nfrom pydantic import BaseModel\n"
          "class M(BaseModel):\n    x: int = 1\nM.model_validate({'x': 2})")
+DEFINED_FLOOR = ("import click, sqlite3\nfrom pydantic import BaseModel, ConfigDict, Field\n"
+                 "class M(BaseModel):\n    model_config = ConfigDict(defer_build=True)\n"
+                 "    x: int = Field(1, ge=0)\nM.model_construct()")
+IMPORTS_FLOOR = "import click, pydantic, sqlite3"
 MCP_FLOOR = "import mcp_types\nfrom mcp.server.lowlevel import Server\nfrom mcp.server.stdio import stdio_server"
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -68,13 +81,20 @@ def _webshelf() -> list[str]:
     return [str(script)] if script.exists() else [PY, "-m", "webshelf"]
 
 
+CPU = {"on": False}  # --cpu: child CPU time instead of wall time
+
+
 def _run(argv: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
-    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = proc.stderr.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
     ms = (time.perf_counter() - start) * 1000
-    if done.returncode != 0:
-        raise RuntimeError(f"{argv[:3]} exited {done.returncode}: {done.stderr.decode(errors='replace')[-500:]}")
-    return ms
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stderr.close()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv[:3]} exited {proc.returncode}: {err.decode(errors='replace')[-500:]}")
+    return (usage.ru_utime + usage.ru_stime) * 1000 if CPU["on"] else ms
 
 
 def _mcp_initialised(env: dict[str, str]) -> float:
@@ -116,7 +136,7 @@ def _mcp_available() -> bool:
     return subprocess.run([PY, "-c", "import mcp_types, mcp.server.lowlevel"], capture_output=True).returncode == 0
 
 
-def rows(runs: int = 9) -> list[Row]:
+def rows(runs: int = 9, other: str | None = None) -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         text = "# Start-up bench\n\n" + "".join(f"Line {i}: a stored page the shelf answers.\n" for i in range(3_000))
@@ -129,23 +149,37 @@ def rows(runs: int = 9) -> list[Row]:
             "pass": lambda: _run([PY, "-c", "pass"], env),
             "extract": lambda: _run([*ws, "extract", URL], env),
             "floor": lambda: _run([PY, "-c", FLOOR], env),
+            "defined": lambda: _run([PY, "-c", DEFINED_FLOOR], env),
+            "imports": lambda: _run([PY, "-c", IMPORTS_FLOOR], env),
             "read": lambda: _run([*ws, "read", str(stored), "--limit", "50"], env),
             "config": lambda: _run([*ws, "config", "show"], env),
         }
-        have_mcp = _mcp_available()
+        if other:
+            cli["other"] = lambda: _run([other, "extract", URL], env)
+        have_mcp = _mcp_available() and not CPU["on"]  # the MCP rows time a response, not a process
         if have_mcp:
             cli["mcp"] = lambda: _mcp_initialised(env)
             cli["mcp_floor"] = lambda: _run([PY, "-c", MCP_FLOOR], env)
         ms = _interleaved(cli, runs)
     base, load = ms["pass"], load_note()
+    unit = "child CPU time (os.wait4)" if CPU["on"] else "wall time"
     out = [
         row("`webshelf extract URL` on a cached URL", ms["extract"], base, max_ratio=4,
-            note=f"baseline `python -c pass`; no config file; {load}"),
+            note=f"baseline `python -c pass`; no config file; {unit}; {load}"),
         row("floor: click+yaml+sqlite3+one pydantic model", ms["floor"], base, goal="— (floor)", passed=None,
             note="baseline `python -c pass`; what a pydantic+click CLI pays before any work"),
+        row("floor: click+sqlite3+one pydantic model defined, none built", ms["defined"], base, goal="— (floor)",
+            passed=None, note="baseline `python -c pass`; a cached extract builds no validator: what it cannot go below"),
+        row("floor: imports only, click+pydantic+sqlite3", ms["imports"], base, goal="— (floor)", passed=None,
+            note="baseline `python -c pass`; pydantic builds its model machinery on the first class, not on import"),
         row("`webshelf read PATH --limit 50`", ms["read"], base, goal="—", passed=None, note="baseline `python -c pass`"),
         row("`webshelf config show`", ms["config"], base, goal="—", passed=None, note="baseline `python -c pass`"),
     ]
+    if other:
+        out.append(row(f"the same extract by {other}", ms["other"], base, goal="—", passed=None,
+                       note=f"baseline `python -c pass`; ours / this: {ms['extract'] / ms['other']:.2f}"))
+    if CPU["on"]:
+        return out
     if have_mcp:
         out += [
             row("`webshelf mcp serve` start to initialised", ms["mcp"], ms["mcp_floor"], max_ms=350,
@@ -171,4 +205,10 @@ def _print(table: list[Row]) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9, help="runs of each command (median; at least 5)")
-    _print(rows(parser.parse_args().runs))
+    parser.add_argument("--cpu", action="store_true", help="child CPU time (user+system) instead of wall time; "
+                        "no MCP rows")
+    parser.add_argument("--other-webshelf", metavar="PATH", help="another installation's webshelf console script "
+                        "to time on the same cached URL (a before/after in one run)")
+    args = parser.parse_args()
+    CPU["on"] = args.cpu
+    _print(rows(args.runs, args.other_webshelf))
