@@ -11,7 +11,7 @@ with that page stall behind it.
 the C library never returns from cannot hold up the interpreter's exit either, as pool threads
 of ``concurrent.futures`` would: they are joined at exit), a queue in front of them, and a
 deadline per lookup that counts the wait in the queue too. A lookup past its deadline fails
-with ``LookupTimeout`` naming the host (the proxy refuses that request with 403 and records
+with a ``TimeoutError`` naming the host (the proxy refuses that request with 403 and records
 why); its thread is freed when ``getaddrinfo`` returns, and the bound on threads means a flood
 of slow names costs ``THREADS`` threads, not one per name.
 
@@ -40,14 +40,13 @@ def getaddrinfo_addresses(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-class LookupTimeout(TimeoutError):
-    """No answer for ``host`` within the deadline (a ``TimeoutError``, so an ``OSError`` too)."""
-
-    def __init__(self, host: str, timeout_s: float, busy: int, threads: int) -> None:
-        self.host = host
-        super().__init__(f"no DNS answer for {host!r} within {timeout_s:g} s "
-                         f"({busy} of the browser's {threads} lookup threads were busy); "
-                         "check the resolver in /etc/resolv.conf, or retry")
+def lookup_timeout(host: str, timeout_s: float, busy: int, threads: int) -> TimeoutError:
+    """The error for a lookup past its deadline: a plain ``TimeoutError`` (so an ``OSError``, which
+    the proxy turns into a refusal it records), never seen outside the proxy — hence not a class
+    of webshelf's error tree — whose message names the host."""
+    return TimeoutError(f"no DNS answer for {host!r} within {timeout_s:g} s "
+                        f"({busy} of the browser's {threads} lookup threads were busy); "
+                        "check the resolver in /etc/resolv.conf, or retry")
 
 
 class ResolverPool:
@@ -88,7 +87,7 @@ class ResolverPool:
                     self.busy -= 1
 
     async def resolve(self, host: str, port: int) -> list[str]:
-        """The addresses of ``host``; ``LookupTimeout`` past the deadline, the resolver's ``OSError`` as it is."""
+        """The addresses of ``host``; a ``TimeoutError`` naming it past the deadline, the resolver's ``OSError`` as it is."""
         self._start()
         future: concurrent.futures.Future[list[str]] = concurrent.futures.Future()
         self._jobs.put((future, host, port))
@@ -96,7 +95,7 @@ class ResolverPool:
             return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout_s)
         except asyncio.TimeoutError:
             future.cancel()  # still queued: it never runs; running: its thread is free when getaddrinfo returns
-            raise LookupTimeout(host, self.timeout_s, self.busy, self.threads) from None
+            raise lookup_timeout(host, self.timeout_s, self.busy, self.threads) from None
 
 
 _shared: ResolverPool | None = None
@@ -117,4 +116,4 @@ async def browser_resolver(host: str, port: int) -> list[str]:
     return await shared().resolve(host, port)
 
 
-__all__ = ["LookupTimeout", "ResolverPool", "THREADS", "TIMEOUT_S", "browser_resolver", "getaddrinfo_addresses", "shared"]
+__all__ = ["ResolverPool", "THREADS", "TIMEOUT_S", "browser_resolver", "getaddrinfo_addresses", "lookup_timeout", "shared"]
