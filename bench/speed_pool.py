@@ -139,12 +139,16 @@ def rows() -> list[dict]:
     return out
 
 
+# Peak RSS is this process's VmHWM (/proc/self/status), not getrusage's ru_maxrss: Linux carries
+# ru_maxrss over fork and exec, so a child of a process that had grown (bench/speed.py, after the
+# 50 MB post-fetch rows) starts with the collector's peak and its own growth reads 0.
 RSS_CHILD = """
-import sys, resource, time
+import sys, time
 sys.path.insert(0, {repo!r})
 from bench.speed_pool import _server
+from webshelf.core.convert.pool import peak_rss_kb
 proc, base = _server(True)
-start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = peak_rss_kb()
 mode = {mode!r}
 import httpx
 if mode == "bare":
@@ -157,7 +161,7 @@ else:
     from webshelf.core.convert import pool
     from webshelf.core.extract import web_extract_sync
     httpx.get(base + "/", timeout=60)  # the same imports as bare, before the start figure
-    start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = peak_rss_kb()
     cfg = Config.model_validate({{"web": {{"allow_private": True, "fallback": ["local"], "max_bytes": 50_000_000, "convert_workers": 2,
                                           "timeout_s": 120, "convert_timeout_s": 120}}}}).with_home(Path(tempfile.mkdtemp()))
     p = pool.shared_pool(2, cfg.web.convert_memory_mb)
@@ -167,7 +171,7 @@ else:
     peaks = [f.result() for f in [p._pool.schedule(pool.peak_rss_kb) for _ in range(4)]]
     extra = max(peaks) - idle_worker
 proc.kill()
-print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start) / 1024, extra / 1024)
+print((peak_rss_kb() - start) / 1024, extra / 1024)
 """
 
 
@@ -183,7 +187,9 @@ def _rss_row() -> dict:
     for mode in ("bare", "ours"):
         out = subprocess.run([sys.executable, "-c", RSS_CHILD.format(repo=repo, mode=mode)], capture_output=True,
                              text=True, timeout=600)
-        parent, worker = (float(x) for x in out.stdout.split()) if out.returncode == 0 else (float("nan"), 0.0)
+        if out.returncode != 0:  # a row that names the failure, never a silent 0 / 0
+            raise RuntimeError(f"the {mode} RSS child exited {out.returncode}: {out.stderr[-500:]}")
+        parent, worker = (float(x) for x in out.stdout.split())
         got[mode] = (parent, worker)
     ours = got["ours"][0] + got["ours"][1]
     return _row("peak RSS, one 20 MB HTML page (MB, not ms)", ours, got["bare"][0], "≤ 2.5×",
