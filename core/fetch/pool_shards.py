@@ -109,12 +109,18 @@ class ShardedConnectionPool:
     """``max_connections`` spread over httpcore pools of at most ``SHARD`` connections each; what httpx's
     transport asks of its pool (``handle_async_request``, ``aclose``, async context) and nothing else."""
 
-    def __init__(self, *, max_connections: int, max_keepalive_connections: int | None = None,
+    def __init__(self, *, max_connections: int | None, max_keepalive_connections: int | None = None,
                  **pool_kwargs: Any) -> None:
+        if max_connections is None:  # no limit: one pool, as httpx would build (nothing to split)
+            self.shards = [httpcore.AsyncConnectionPool(max_connections=None,
+                                                        max_keepalive_connections=max_keepalive_connections,
+                                                        **pool_kwargs)]
+            self._sizes, self._load = [1], [0]
+            return
         parts = max(1, math.ceil(max_connections / SHARD))
         sizes = split(max_connections, parts)
-        keepalive = split(max_keepalive_connections if max_keepalive_connections is not None else max_connections,
-                          parts)
+        keepalive = split(min(max_keepalive_connections, max_connections) if max_keepalive_connections is not None
+                          else max_connections, parts)
         self.shards = [httpcore.AsyncConnectionPool(max_connections=size, max_keepalive_connections=alive,
                                                     **pool_kwargs) for size, alive in zip(sizes, keepalive)]
         self._sizes = sizes

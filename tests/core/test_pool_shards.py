@@ -7,6 +7,7 @@ Real sockets against the loopback server; no timing assertions.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 
 import httpcore
@@ -127,3 +128,8 @@ def test_cheap_readability_sees_a_server_that_hung_up():
         return before, after
 
     assert asyncio.run(go()) == (False, True)
+
+
+def test_no_connection_limit_is_one_unsplit_pool():
+    pool = ShardedConnectionPool(max_connections=None, max_keepalive_connections=None)
+    assert len(pool.shards) == 1 and pool.shards[0]._max_connections == sys.maxsize  # httpcore: no limit
