@@ -72,7 +72,7 @@ class HostSlots:
 
         The slots this process already holds are tried last (their ``flock`` would fail anyway):
         with 63 of 64 slots held here, a take is one ``open`` + ``flock``, not 64 of each (a
-        profile at concurrency 64 showed ~16 opens per request). Which slots are ours is only a
+        profile at concurrency 32 showed ~16 opens per request). Which slots are ours is only a
         hint for the order; the ``flock`` alone decides."""
         name = str(self.directory / key)
         with _HELD_LOCK:
