@@ -94,8 +94,7 @@ class _Counted:
 
     async def aclose(self) -> None:
         try:
-            if hasattr(self._stream, "aclose"):
-                await self._stream.aclose()
+            await self._stream.aclose()  # an httpcore pool's body (PoolByteStream) always has one
         finally:
             self._release()
 
