@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import math
 import multiprocessing
+import os
 import resource
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -61,19 +63,46 @@ def _ids() -> list[str]:
     return [ids[i % len(ids)] for i in range(N)]
 
 
-def _cpu_s(pids: list[int]) -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    total = own.ru_utime + own.ru_stime
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / 100
-        except OSError:
-            pass
-    return total
+def _proc_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of another process (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0
 
 
-def _extract(urls, concurrency: int, workers: int, home: str) -> tuple[float, float, int]:  # noqa: ANN001
+def _own_cpu_s() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
+    return own.ru_utime + own.ru_stime
+
+
+class Run(NamedTuple):
+    wall: float
+    parent_cpu: float  # this process: event loop, HTTP, clean/store threads, pickling
+    worker_cpu: float  # the conversion workers
+    server_cpu: float  # the loopback server process (it shares the 2 cores)
+    failed: int = 0
+
+    @property
+    def cpu(self) -> float:
+        return self.parent_cpu + self.worker_cpu
+
+    def floor_s(self, cores: int) -> float:
+        """The wall time the CPU this run needed allows on ``cores`` cores, whatever the network."""
+        return (self.cpu + self.server_cpu) / cores
+
+
+def _measure(fn, server_pid: int, worker_pids=lambda: []) -> Run:  # noqa: ANN001
+    pids = worker_pids()
+    own0, work0, srv0, t0 = _own_cpu_s(), sum(map(_proc_cpu_s, pids)), _proc_cpu_s(server_pid), time.perf_counter()
+    failed = fn()
+    wall = time.perf_counter() - t0
+    return Run(wall, _own_cpu_s() - own0, sum(map(_proc_cpu_s, pids)) - work0, _proc_cpu_s(server_pid) - srv0,
+               failed or 0)
+
+
+def _extract(urls, concurrency: int, workers: int, home: str, server_pid: int = 0) -> Run:  # noqa: ANN001
     from webshelf.core.config import Config
     from webshelf.core.convert import pool
     from webshelf.core.extract import web_extract_sync
@@ -88,65 +117,99 @@ def _extract(urls, concurrency: int, workers: int, home: str) -> tuple[float, fl
                                             "convert_workers": workers}}).with_home(Path(home))
     if workers > 1:
         pool.shared_pool(workers, config.web.convert_memory_mb)
-    pids = pool._shared.worker_pids() if pool._shared else []
-    cpu0, t0 = _cpu_s(pids), time.perf_counter()
-    results = web_extract_sync(urls, config=config, fresh=True)
-    wall = time.perf_counter() - t0
-    pids = pool._shared.worker_pids() if pool._shared else []
-    return wall, _cpu_s(pids) - cpu0, sum(not r.ok for r in results)
+
+    def go() -> int:
+        return sum(not r.ok for r in web_extract_sync(urls, config=config, fresh=True))
+
+    return _measure(go, server_pid, lambda: pool._shared.worker_pids() if workers > 1 and pool._shared else [])
 
 
-def _bare(urls, concurrency: int) -> tuple[float, float]:  # noqa: ANN001
+def _bare(urls, concurrency: int, server_pid: int = 0, ours_transport: bool = False) -> Run:  # noqa: ANN001
+    """GET + decode of every URL, ``concurrency`` at once, with stock httpx — or, with
+    ``ours_transport``, through the local backend's transport (guarded connect, sharded pool):
+    the fetch alone, as fast as this client stack goes."""
     import httpx
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+
+    def transport():  # noqa: ANN202
+        if not ours_transport:
+            return None
+        from webshelf.core.config import Config
+        from webshelf.core.fetch.guarded_connect import GuardedTransport
+        from webshelf.core.fetch.netpolicy import Policy
+
+        return GuardedTransport(Policy.from_config(Config.model_validate({"web": {"allow_private": True}}).web),
+                                limits=limits)
 
     async def go() -> None:
         gate = asyncio.Semaphore(concurrency)
-        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=concurrency)) as client:
+        async with httpx.AsyncClient(limits=limits, transport=transport()) as client:
             async def one(u: str) -> None:
                 async with gate:
                     (await client.get(u)).text  # noqa: B018 — GET + decode
             await asyncio.gather(*(one(u) for u in urls))
 
-    cpu0, t0 = _cpu_s([]), time.perf_counter()
-    asyncio.run(go())
-    return time.perf_counter() - t0, _cpu_s([]) - cpu0
+    return _measure(lambda: asyncio.run(go()), server_pid)
 
 
-def rows() -> list[dict]:
+def rows(concurrencies: tuple[int, ...] = (8, 32, 64), rss: bool = True) -> list[dict]:
     out = []
     proc, base = _server()
+    cores = len(os.sched_getaffinity(0))
     try:
         urls = [f"{base}/wcxb/{i}" for i in _ids()]
         _bare(urls[:50], 32)  # warm-up: page cache, server threads
         with tempfile.TemporaryDirectory() as home:
             _extract(urls[:40], 8, 2, home)  # warm-up: pool started, converters loaded
-            for concurrency in (8, 32, 64):
+            for concurrency in concurrencies:
                 ideal = LATENCY * math.ceil(N / concurrency)
-                bare_wall, bare_cpu = _bare(urls, concurrency)
-                wall, cpu, failed = _extract(urls, concurrency, 2, home)
-                wall0, cpu0, _ = _extract(urls, concurrency, 0, home)
-                note = (f"ideal {ideal:.2f} s; bare httpx {bare_wall:.2f} s; in-process conversion {wall0:.2f} s "
-                        f"({wall0 / ideal:.2f}×); {failed} failed")
+                bare = _bare(urls, concurrency, proc.pid)
+                bare_ours = _bare(urls, concurrency, proc.pid, ours_transport=True)
+                run = _extract(urls, concurrency, 2, home, proc.pid)
+                inproc = _extract(urls, concurrency, 0, home, proc.pid)
+                per_page = f"{run.parent_cpu / N * 1000:.1f} ms parent + {run.worker_cpu / N * 1000:.1f} ms workers"
+                note = (f"ideal {ideal:.2f} s; bare httpx {bare.wall:.2f} s ({bare.wall / ideal:.2f}×, "
+                        f"{bare.parent_cpu / N * 1000:.1f} ms CPU/page); bare httpx through our transport "
+                        f"{bare_ours.wall:.2f} s ({bare_ours.wall / ideal:.2f}×, {bare_ours.parent_cpu / N * 1000:.1f} ms); "
+                        f"in-process conversion {inproc.wall:.2f} s ({inproc.wall / ideal:.2f}×); "
+                        f"ours CPU/page {per_page}, server {run.server_cpu / N * 1000:.1f} ms; {run.failed} failed")
                 out.append(_row(f"{N} URLs, {LATENCY * 1000:.0f} ms latency, concurrency {concurrency} (2 workers)",
-                                wall * 1000, ideal * 1000, "≤ 1.1× ideal", wall / ideal <= 1.1, note))
+                                run.wall * 1000, ideal * 1000, "≤ 1.1× ideal", run.wall / ideal <= 1.1, note))
+                if concurrency > 8:
+                    floor = run.floor_s(cores)
+                    out.append(_row(f"  CPU floor at concurrency {concurrency}: (ours + server CPU) / {cores} cores",
+                                    floor * 1000, ideal * 1000, "— (what the CPU allows)", None,
+                                    f"{(run.cpu + run.server_cpu):.2f} CPU-s for {N} pages; ours took "
+                                    f"{run.wall / floor:.2f}× this floor" + (
+                                        "; the floor alone is above the ideal" if floor > ideal else "")))
                 if concurrency == 8:
-                    out.append(_row("CPU per page (conversion + store), concurrency 8", cpu / N * 1000, bare_cpu / N * 1000,
-                                    "≤ 3×", cpu / bare_cpu <= 3, f"bare httpx GET+decode; in-process {cpu0 / N * 1000:.1f} ms; "
-                                    "ours counts the parent and the workers"))
+                    out.append(_row("CPU per page (conversion + store), concurrency 8", run.cpu / N * 1000,
+                                    bare.parent_cpu / N * 1000, "≤ 3×", run.cpu / bare.parent_cpu <= 3,
+                                    f"bare httpx GET+decode; ours = {per_page}; in-process "
+                                    f"{inproc.cpu / N * 1000:.1f} ms"))
     finally:
         proc.kill()
-    out.append(_rss_row())
+    if rss:
+        out.append(_rss_row())
     return out
 
 
+# Peak RSS is this process's VmHWM (/proc/self/status), not getrusage's ru_maxrss: Linux carries
+# ru_maxrss over fork and exec, so a child of a process that had grown (bench/speed.py, after the
+# 50 MB post-fetch rows) starts with the collector's peak and its own growth reads 0.
 RSS_CHILD = """
-import sys, resource, time
+import sys, time
 sys.path.insert(0, {repo!r})
 from bench.speed_pool import _server
+from webshelf.core.convert.pool import peak_rss_kb
+sys.path.insert(0, {repo!r} + "/bench")
+from speed_common import _vm_hwm_kb as hwm_kb
 proc, base = _server(True)
-start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 mode = {mode!r}
 import httpx
+httpx.get(base + "/", timeout=60)  # httpx imported and used once in both modes before the start figure
+start = peak_rss_kb()
 if mode == "bare":
     httpx.get(base + "/big", timeout=120).text
     extra = 0
@@ -156,18 +219,18 @@ else:
     from webshelf.core.config import Config
     from webshelf.core.convert import pool
     from webshelf.core.extract import web_extract_sync
-    httpx.get(base + "/", timeout=60)  # the same imports as bare, before the start figure
-    start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = peak_rss_kb()  # ours' own imports are not the page's memory either
     cfg = Config.model_validate({{"web": {{"allow_private": True, "fallback": ["local"], "max_bytes": 50_000_000, "convert_workers": 2,
                                           "timeout_s": 120, "convert_timeout_s": 120}}}}).with_home(Path(tempfile.mkdtemp()))
     p = pool.shared_pool(2, cfg.web.convert_memory_mb)
-    idle_worker = max(f.result() for f in [p._pool.schedule(pool.peak_rss_kb) for _ in range(4)])
+    p._pool.schedule(pool.peak_rss_kb).result()  # the workers are up
+    # each worker's VmHWM read from /proc by pid: a task scheduled to ask may land on either worker
+    idle = {{pid: hwm_kb(pid) for pid in p.worker_pids()}}
     r = web_extract_sync([base + "/big"], config=cfg, fresh=True)
     assert r[0].ok, r[0].error
-    peaks = [f.result() for f in [p._pool.schedule(pool.peak_rss_kb) for _ in range(4)]]
-    extra = max(peaks) - idle_worker
+    extra = max(hwm_kb(pid) - idle.get(pid, min(idle.values())) for pid in p.worker_pids())
 proc.kill()
-print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start) / 1024, extra / 1024)
+print((peak_rss_kb() - start) / 1024, extra / 1024)
 """
 
 
@@ -183,7 +246,9 @@ def _rss_row() -> dict:
     for mode in ("bare", "ours"):
         out = subprocess.run([sys.executable, "-c", RSS_CHILD.format(repo=repo, mode=mode)], capture_output=True,
                              text=True, timeout=600)
-        parent, worker = (float(x) for x in out.stdout.split()) if out.returncode == 0 else (float("nan"), 0.0)
+        if out.returncode != 0:  # a row that names the failure, never a silent 0 / 0
+            raise RuntimeError(f"the {mode} RSS child exited {out.returncode}: {out.stderr[-500:]}")
+        parent, worker = (float(x) for x in out.stdout.split())
         got[mode] = (parent, worker)
     ours = got["ours"][0] + got["ours"][1]
     return _row("peak RSS, one 20 MB HTML page (MB, not ms)", ours, got["bare"][0], "≤ 2.5×",
@@ -196,8 +261,17 @@ def _print(rows_: list[dict]) -> None:
     for r in rows_:
         ratio = f"{r['ratio']:.2f}×" if r["ratio"] else "—"
         print(f"| {r['what']} | {r['ours_ms']:.1f} | {r['baseline_ms']:.1f} | {ratio} | {r['goal']} | "
-              f"{'PASS' if r['passed'] else 'FAIL'} | {r['note']} |", flush=True)
+              f"{ {True: 'PASS', False: 'FAIL', None: '—'}[r['passed']]} | {r['note']} |", flush=True)
 
 
 if __name__ == "__main__":
-    _print(_rss_row_only() if "--rss" in sys.argv else rows())
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rss", action="store_true", help="only the peak-RSS row")
+    ap.add_argument("--concurrency", default="8,32,64", help="comma-separated, e.g. 64 (no RSS row unless 8,32,64)")
+    args = ap.parse_args()
+    levels = tuple(int(c) for c in args.concurrency.split(","))
+    print(f"load before: {os.getloadavg()}", flush=True)
+    _print(_rss_row_only() if args.rss else rows(levels, rss=levels == (8, 32, 64)))
+    print(f"load after: {os.getloadavg()}", flush=True)

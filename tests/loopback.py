@@ -52,6 +52,9 @@ class QuietServer(ThreadingHTTPServer):
     whatever stderr a test is capturing at that moment (e.g. click's CliRunner)."""
 
     daemon_threads = True
+    # listen() backlog: socketserver's default of 5 overflows when a benchmark opens 32-64
+    # connections at once, and the kernel then drops SYNs (retried after 1 s, 3 s, ...).
+    request_queue_size = 1024
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)

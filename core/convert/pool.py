@@ -147,5 +147,14 @@ def use_pool(workers: int, urls_in_call: int, body: bytes, pdf: bool) -> bool:
 
 
 def peak_rss_kb() -> int:
-    """This process's peak RSS in KB (run in a worker by bench/speed_pool.py)."""
+    """This process's peak RSS in KB (run in a worker by bench/speed_pool.py): the kernel's VmHWM of
+    this address space. Not ``getrusage``'s ``ru_maxrss``, which Linux carries over fork and exec —
+    a process started by a larger one reports that one's peak until it outgrows it."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:  # not Linux
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -19,6 +19,7 @@ import httpcore
 import httpx
 
 from webshelf.core.fetch.netpolicy import Policy, check_addresses
+from webshelf.core.fetch.pool_shards import CheapReadableStream, ShardedConnectionPool
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 
@@ -48,8 +49,8 @@ class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
         last: Exception | None = None
         for address in checked:  # connect to a checked address, never to the name
             try:
-                return await self._inner.connect_tcp(address, port, timeout=timeout, local_address=local_address,
-                                                     socket_options=socket_options)
+                return CheapReadableStream(await self._inner.connect_tcp(
+                    address, port, timeout=timeout, local_address=local_address, socket_options=socket_options))
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 last = exc
         assert last is not None
@@ -63,12 +64,14 @@ class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
 
 
 class GuardedTransport(httpx.AsyncHTTPTransport):
-    """``httpx.AsyncHTTPTransport`` whose connection pool uses ``GuardedNetworkBackend``."""
+    """``httpx.AsyncHTTPTransport`` whose connection pool uses ``GuardedNetworkBackend``, split into
+    shards of a few connections so its bookkeeping stays cheap at high concurrency
+    (core/fetch/pool_shards.py)."""
 
     def __init__(self, policy: Policy, *, limits: httpx.Limits, resolver: Resolver | None = None,
                  ssl_context: ssl.SSLContext | None = None) -> None:
         super().__init__(limits=limits, trust_env=False)
-        self._pool = httpcore.AsyncConnectionPool(
+        self._pool = ShardedConnectionPool(
             ssl_context=ssl_context or httpx.create_ssl_context(trust_env=False),  # web.ca_bundle: core/fetch/tls.py
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,

@@ -214,3 +214,20 @@ def test_robots_txt_obey_applies_to_a_redirect_within_the_same_site(home, site):
     [result] = web_extract_sync([site.route("/public/moved", Redirecting(landing))], config=cfg(home, robots_txt="obey"))
     assert result.error.code == "blocked_by_robots" and "redirect to" in result.error.message
     assert "/private/page" not in site.hits and site.hits["/robots.txt"] == 1
+
+
+def test_slots_this_process_holds_are_skipped_but_the_flock_still_decides(tmp_path):
+    """_try_take tries the slots this process does not hold first (a hint); a released slot is
+    found again, and another caller in the process never gets a slot that is taken."""
+    from webshelf.core.fetch.politeness import HostSlots, host_key
+
+    a, b = HostSlots(tmp_path / "hosts", 4, 0), HostSlots(tmp_path / "hosts", 4, 0)
+    key = host_key("http://example.test/")
+    fds = [a._try_take(key) for _ in range(4)]
+    assert None not in fds and a._try_take(key) is None and b._try_take(key) is None
+    a._release(key, fds[2])
+    again = b._try_take(key)
+    assert again is not None and a._try_take(key) is None
+    for fd in (fds[0], fds[1], fds[3], again):
+        a._release(key, fd)
+    assert sorted(p.name for p in (tmp_path / "hosts").iterdir()) == [f"{key}.{i}.slot" for i in range(4)]
