@@ -114,7 +114,9 @@ class ConvertPool:
         return [w.pid for w in list(self._pool._pool_manager.worker_manager.workers.values()) if w.pid]
 
 
-_lock = threading.Lock()
+#: re-entrant: core/shutdown's handler runs ``shutdown()`` on SIGTERM in the main thread, which may
+#: be inside ``shared_pool()`` at that instant (a plain lock would deadlock the dying process)
+_lock = threading.RLock()
 _shared: ConvertPool | None = None
 
 
