@@ -26,7 +26,8 @@ from webshelf.cache.faults import faults
 from webshelf.cache.index import PageIndex, PageRecord
 from webshelf.cache.layout import CacheLayout, page_name
 from webshelf.cache.lock import CacheLock
-from webshelf.cache.store import open_page, write_text_hashed
+from webshelf.cache.store import open_page, write_bytes_hashed, write_text_hashed
+from webshelf.cache.utf8 import Utf8Text
 from webshelf.cache.urls import normalize_url
 from webshelf.cache.verify import VerifyReport, verify
 from webshelf.errors import CacheError, CacheUnavailableError, StoreError
@@ -37,7 +38,7 @@ class StoredPage:
     path: Path
     record: PageRecord
     written: bool  # False when identical content was already on the shelf
-    text: str  # the text as stored (cut with a marker line when over the cap)
+    text: str | Utf8Text  # the text as stored (cut with a marker line when over the cap); Utf8Text if given one
 
     @property
     def cut(self) -> bool:
@@ -124,32 +125,41 @@ class Shelf:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def put(self, *, url: str, final_url: str | None, title: str | None, text: str,
+    def put(self, *, url: str, final_url: str | None, title: str | None, text: str | Utf8Text,
             backend: str | None, content_type: str | None, max_chars: int | None = None,
             original_chars: int | None = None) -> StoredPage:
         """Store ``text`` for ``url`` (cut at ``max_chars`` with a marker line when longer;
-        ``original_chars`` is the page's length when ``text`` is only its cleaned prefix);
+        ``original_chars`` is the page's length when ``text`` is only its cleaned prefix).
+        A ``Utf8Text`` is written as it is — no encoding — unless it must be cut;
         raises ``StoreError`` (disk full, permissions, index failure) with the cache intact."""
         with faults(StoreError, "the full text could not be stored", self.web_dir):
             return self._put(url=url, final_url=final_url, title=title, text=text, backend=backend,
                              content_type=content_type, max_chars=max_chars, original_chars=original_chars)
 
-    def _put(self, *, url: str, final_url: str | None, title: str | None, text: str,
+    def _put(self, *, url: str, final_url: str | None, title: str | None, text: str | Utf8Text,
              backend: str | None, content_type: str | None, max_chars: int | None,
              original_chars: int | None) -> StoredPage:
         key = normalize_url(url)
         original: int | None = None
-        if max_chars is not None:
+        if isinstance(text, Utf8Text) and max_chars is not None and text.chars > max_chars:
+            text = text.text  # cut below as str: the cleaned prefix is bounded by the cap, so is this decode
+        if max_chars is not None and not isinstance(text, Utf8Text):
             text, original = cap_text(text, max_chars, original_chars)
         host = urlsplit(final_url or key).hostname
         with self.lock.shared():
-            # one pass: encode, hash, write and count newlines chunk by chunk; the name follows from the hash
-            path, written, sha, size, newlines = write_text_hashed(self.web_dir, text, lambda h: page_name(host, key, h))
-            name = path.name
+            # one pass: (encode,) hash, write and count newlines chunk by chunk; the name follows from the hash
+            name_for = lambda h: page_name(host, key, h)  # noqa: E731
+            if isinstance(text, Utf8Text):
+                path, written, sha, size, newlines = write_bytes_hashed(self.web_dir, text.data, name_for)
+                text.note_newlines(newlines)
+                chars, lines = text.chars, text.lines
+            else:
+                path, written, sha, size, newlines = write_text_hashed(self.web_dir, text, name_for)
+                chars, lines = len(text), lines_from_newlines(text, newlines)
             now = time.time()
             record = PageRecord(
-                name=name, url=url, final_url=final_url, title=title, sha256=sha, chars=len(text),
-                lines=lines_from_newlines(text, newlines), bytes=size, fetched_at=now, last_access=now, backend=backend,
+                name=path.name, url=url, final_url=final_url, title=title, sha256=sha, chars=chars,
+                lines=lines, bytes=size, fetched_at=now, last_access=now, backend=backend,
                 content_type=content_type, url_key=key, original_chars=original,
             )
             with self.db_lock:

@@ -18,7 +18,7 @@ import hashlib
 import os
 import secrets
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from webshelf.cache.layout import TEMP_PREFIX
@@ -67,7 +67,7 @@ def is_regular_file(directory: Path, name: str) -> bool:
 WRITE_CHUNK_CHARS = 1 << 18  # characters encoded, hashed and written at a time (≤ 1 MB of UTF-8: stays in cache)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
@@ -90,6 +90,32 @@ def write_text_hashed(directory: Path, text: str, name_for: Callable[[str], str]
     (identical content), the temp file is dropped unsynced and ``written`` is False. Raises
     OSError / UnicodeEncodeError with no temp file left behind and the final name untouched.
     """
+    def chunks():  # noqa: ANN202 — yields (UTF-8 chunk, its newlines)
+        for i in range(0, len(text), WRITE_CHUNK_CHARS):
+            chunk = text[i:i + WRITE_CHUNK_CHARS].encode("utf-8")
+            yield chunk, chunk.count(b"\n")
+
+    return _write_hashed(directory, chunks(), name_for)
+
+
+WRITE_CHUNK_BYTES = 1 << 20
+
+
+def write_bytes_hashed(directory: Path, data: bytes, name_for: Callable[[str], str]) -> tuple[Path, bool, str, int, int]:
+    """``write_text_hashed`` for text that is already UTF-8 (``cache.utf8.Utf8Text.data``):
+    the same atomic write, hash and newline count, with no encoding at all."""
+    view = memoryview(data)
+
+    def chunks():  # noqa: ANN202 — yields (chunk, its newlines)
+        for i in range(0, len(data), WRITE_CHUNK_BYTES):
+            yield view[i:i + WRITE_CHUNK_BYTES], data.count(b"\n", i, i + WRITE_CHUNK_BYTES)
+
+    return _write_hashed(directory, chunks(), name_for)
+
+
+def _write_hashed(directory: Path, chunks: Iterable[tuple[bytes | memoryview, int]],
+                  name_for: Callable[[str], str]) -> tuple[Path, bool, str, int, int]:
+    """The atomic write behind both: temp file, chunks hashed and written, name from the hash."""
     dir_fd = os.open(directory, _OPEN_DIR)
     tmp = f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(8)}-page.md"
     digest, size, newlines, keep = hashlib.sha256(), 0, 0, False
@@ -97,12 +123,11 @@ def write_text_hashed(directory: Path, text: str, name_for: Callable[[str], str]
         fd = os.open(tmp, _CREATE, 0o644, dir_fd=dir_fd)
         try:
             os.fchmod(fd, 0o644)
-            for i in range(0, len(text), WRITE_CHUNK_CHARS):
-                chunk = text[i:i + WRITE_CHUNK_CHARS].encode("utf-8")
+            for chunk, count in chunks:
                 digest.update(chunk)
                 _write_all(fd, chunk)
                 size += len(chunk)
-                newlines += chunk.count(b"\n")
+                newlines += count
             sha = digest.hexdigest()
             name = name_for(sha)
             if "/" in name or name.startswith("."):

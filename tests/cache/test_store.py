@@ -27,3 +27,35 @@ def test_the_index_line_count_is_count_lines(tmp_path, text):
         stored = shelf.put(url="https://example.com/a", final_url=None, title=None, text=text, backend="t",
                            content_type="text/markdown")
     assert stored.record.lines == count_lines(text)
+
+
+@pytest.mark.parametrize("text", ["", "a", "a\n", "é\n\nü — x", "line\n" * 3_000 + "end", "😀\n" * 70_000])
+def test_bytes_are_written_hashed_and_counted_as_the_text_is(tmp_path, monkeypatch, text):
+    """write_bytes_hashed (the UTF-8 the cleaner made) gives the file, name and counts that
+    write_text_hashed gives for the same text."""
+    monkeypatch.setattr(store, "WRITE_CHUNK_BYTES", 1_000)  # many chunks, some split inside a character
+    (tmp_path / "b").mkdir()
+    got = store.write_bytes_hashed(tmp_path / "b", text.encode(), lambda h: f"p-{h}.md")
+    want = store.write_text_hashed(tmp_path, text, lambda h: f"p-{h}.md")
+    assert (got[0].name, got[1:]) == (want[0].name, want[1:])
+    assert got[0].read_bytes() == want[0].read_bytes() == text.encode()
+    again = store.write_bytes_hashed(tmp_path, text.encode(), lambda h: f"p-{h}.md")
+    assert again[:2] == (want[0], False) and sorted(p.name for p in tmp_path.iterdir()) == sorted(["b", want[0].name])
+
+
+@pytest.mark.parametrize("text", ["", "x", "x\n", "a\nb", "a\nb\n\n", "é — ü\n" * 500, "line\n" * 400])
+@pytest.mark.parametrize("cap", [None, 1_000])
+def test_a_utf8_page_is_stored_and_indexed_as_its_text_is(tmp_path, text, cap):
+    """Shelf.put(Utf8Text) — written without encoding, or decoded and cut when over the cap —
+    gives the same file and index row as Shelf.put(str)."""
+    from webshelf.cache.utf8 import Utf8Text
+
+    rows = []
+    for name, given in (("s", text), ("u", Utf8Text(text.encode(), len(text)))):
+        with Shelf(tmp_path / name) as shelf:
+            stored = shelf.put(url="https://example.com/a", final_url=None, title="T", text=given, backend="t",
+                               content_type="text/markdown", max_chars=cap, original_chars=None)
+            rows.append((stored.path.name, stored.path.read_bytes(), str(stored.text),
+                         {k: v for k, v in vars(stored.record).items() if k not in ("fetched_at", "last_access")}))
+    assert rows[0] == rows[1]
+    assert rows[1][3]["lines"] == count_lines(rows[1][2]) and rows[1][3]["chars"] == len(rows[1][2])
