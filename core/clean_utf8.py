@@ -1,0 +1,178 @@
+"""``clean_markdown`` that returns the UTF-8 bytes to store (issue 15: post-fetch ≤ 3× a write).
+
+The page arrives from conversion as a str — UCS-2 as soon as it holds one non-ASCII
+character — and the shelf stores UTF-8. Encoding is the most expensive whole-text pass after
+the fetch (13 ms per 10 MB here, the plain write+fsync of the bytes is ~30 ms), and the str
+cleaner did it twice: once to find the unusual characters, once to store. Here the page is
+encoded once; the unusual characters are found on those bytes; the common rules — trailing
+whitespace, long lines, blank runs, the final newline — are applied to the bytes, decoding
+only the lines that change; and the shelf hashes and writes the result without encoding again
+(``cache.utf8.Utf8Text`` carries the bytes with their character count).
+
+The rare rules — line separators (CR, U+2028, …), invisible characters, data-URI images,
+widths under 126 — run on the str, exactly as ``clean.clean_markdown`` runs them: a page
+that needs one takes that path whole (one more encode, as before). So the output is
+``clean_markdown``'s byte for byte by construction on those pages, and on the others each
+rule is the same rule on the same lines (UTF-8 is self-synchronising: a space character's
+encoding followed by b"\\n" occurs exactly where the character followed by "\\n" does;
+``tests/core/test_clean_equivalence.py`` checks both paths against the reference).
+"""
+
+from __future__ import annotations
+
+import re
+
+from webshelf.cache.utf8 import Utf8Text
+from webshelf.core import clean as _c
+
+_BLANK_RUN = re.compile(b"\n\n\n+")  # a regex search is ~2× faster than bytes.find for this needle
+
+
+def _encoded(text: str) -> tuple[str, bytes, str]:
+    """(text with lone surrogates made U+FFFD, its UTF-8, its unusual characters — see
+    ``clean._unusual``: everything but printable ASCII, tab and newline)."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = _c._SURROGATE.sub("\ufffd", text)
+        data = text.encode("utf-8")
+    return text, data, data.translate(None, _c._PRINTABLE_ASCII).decode("utf-8")
+
+
+def _needs_str_rules(text: str, data: bytes, rest: str, width: int) -> bool:
+    """Whether a rule that only the str cleaner applies has work on this page."""
+    if (width + 2) // 2 < _c.MIN_BLOCK:
+        return True
+    if rest and ("\r" in rest or any(c in rest for c in _c.LINE_BREAKS) or _c._invisible_pattern().search(rest)):
+        return True
+    return b"data:" in data and _images_may_change(text, data) and _c.replace_data_images(text) != text
+
+
+def _images_may_change(text: str, data: bytes) -> bool:
+    """Whether one of ``clean.replace_data_images``' three regexes can match: its own gates,
+    taken on the bytes where that is cheaper (a bytes ``find`` of "data:" is ~10× a str one)."""
+    return (b"data:image/" in data or _markdown_image_may_hold(data)
+            or _c._HTML_DATA_IMAGE.search(text) is not None)
+
+
+_ASCII_SPACE = frozenset(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")  # str.isspace() among ASCII
+
+
+def _markdown_image_may_hold(data: bytes) -> bool:
+    """``clean._markdown_image_may_hold`` on the bytes: some "data:" after "](", optional
+    whitespace and an optional "<"; a non-ASCII byte where whitespace may be counts as a yes."""
+    pos = data.find(b"data:")
+    while pos >= 0:
+        j = pos - 1 if pos and data[pos - 1] == 0x3C else pos  # "<"
+        while j and data[j - 1] in _ASCII_SPACE:
+            j -= 1
+        if (j and data[j - 1] >= 0x80) or (j >= 2 and data.startswith(b"](", j - 2)):
+            return True
+        pos = data.find(b"data:", pos + 5)
+    return False
+
+
+def clean_utf8(text: str, max_line_chars: int = 1_000) -> Utf8Text:
+    """``clean.clean_markdown(text, max_line_chars)`` as UTF-8 bytes with its length in characters."""
+    text, data, rest = _encoded(text)
+    if _needs_str_rules(text, data, rest, max_line_chars):
+        return Utf8Text.of(_c.clean_markdown(text, max_line_chars))
+    spaces = [b" "] + ([b"\t"] if b"\t" in data else [])
+    if rest:
+        spaces += sorted({c.encode() for c in rest if c.isspace() and c not in _c._GONE})
+    edits = _line_edits(data, max_line_chars, spaces)
+    if edits is None:  # very many lines to change: the per-line pass is as cheap
+        return Utf8Text.of(_c.clean_markdown(text, max_line_chars))
+    chars, original = len(text), data
+    if edits:
+        data, delta = _apply(data, edits, max_line_chars)
+        chars += delta
+    if b"\n\n" in data and _BLANK_RUN.search(data):
+        before = len(data)
+        data = _BLANK_RUN.sub(b"\n\n", data)
+        chars -= before - len(data)  # only "\n" removed: bytes are characters
+    if not (data.endswith(b"\n") and not data.endswith(b"\n\n") and not data.startswith(b"\n")):
+        stripped = data.strip(b"\n")
+        chars -= len(data) - len(stripped)
+        data = stripped + b"\n" if stripped else b""
+        chars = chars + 1 if stripped else 0
+    page = Utf8Text(data, chars)
+    if data is original:
+        page._text = text  # nothing changed: the str is the decoded page (small pages render from it)
+    return page
+
+
+def _line_edits(data: bytes, width: int, spaces: list[bytes]) -> dict[int, int] | None:
+    """{line start: line end} (byte offsets) of the lines with trailing whitespace or longer
+    than ``width`` characters after rstrip; None past ``clean.MAX_EDITS`` trailing-space lines.
+    ``clean._line_edits`` on the bytes: one ``find`` of each space's UTF-8 + b"\\n"."""
+    edits: dict[int, int] = {}
+    find, rfind = data.find, data.rfind
+    for space in spaces:
+        probe = space + b"\n"
+        pos = find(probe)
+        while pos >= 0:
+            edits[rfind(b"\n", 0, pos) + 1] = pos + len(space)
+            if len(edits) > _c.MAX_EDITS:
+                return None
+            pos = find(probe, pos + len(probe))
+    if any(data.endswith(space) for space in spaces):
+        edits[rfind(b"\n") + 1] = len(data)
+    for start, end in _long_lines(data, width, (width + 2) // 2):
+        edits[start] = end
+    return edits
+
+
+def _long_lines(data: bytes, width: int, step: int):  # noqa: ANN202 — yields (start, end)
+    """(start, end) of the lines longer than ``width`` characters after rstrip.
+
+    ``clean._long_lines`` with blocks of ``step`` bytes: a line of more than ``width``
+    characters has more than ``width`` bytes, so it passes through a whole block without a
+    newline; the few lines found that way are decoded and measured in characters."""
+    find, rfind, n = data.find, data.rfind, len(data)
+    pos = 0
+    while pos < n:
+        if find(b"\n", pos, pos + step) >= 0:
+            pos += step
+            continue
+        start = rfind(b"\n", 0, pos) + 1
+        end = find(b"\n", pos + step)
+        end = n if end < 0 else end
+        if end - start > width and len(data[start:end].decode("utf-8").rstrip()) > width:
+            yield start, end
+        pos = (end // step + 1) * step
+
+
+def _apply(data: bytes, edits: dict[int, int], width: int) -> tuple[bytes, int]:
+    """(``data`` with each edited line rstripped and wrapped, the change in characters)."""
+    pieces: list[bytes] = []
+    prev = delta = 0
+    for start in sorted(edits):
+        end = edits[start]
+        old = data[start:end].decode("utf-8")
+        line = old.rstrip()
+        if len(line) > width:
+            line = "\n".join(_c.wrap_line(line, width))
+        pieces.append(data[prev:start])
+        pieces.append(line.encode("utf-8"))
+        delta += len(line) - len(old)
+        prev = end
+    pieces.append(data[prev:])
+    return b"".join(pieces), delta
+
+
+def clean_utf8_for_store(text: str, max_line_chars: int = 1_000,
+                         max_chars: int | None = None) -> tuple[Utf8Text, int | None]:
+    """``clean.clean_for_store`` returning ``Utf8Text``: (cleaned page, length of the raw page
+    when only a prefix was cleaned, else None) — the same prefix rule, so the same text."""
+    if max_chars is None:
+        return clean_utf8(text, max_line_chars), None
+    want = max_chars + max_line_chars + 2
+    limit = int(max_chars * (1 + _c.CUT_MARGIN)) + _c.CUT_PAD
+    while len(text) > limit:
+        cut = text.rfind("\n", 0, limit) + 1 or limit
+        cleaned = clean_utf8(text[:cut], max_line_chars)
+        if cleaned.chars > want:
+            return cleaned, len(text)
+        limit *= 2
+    return clean_utf8(text, max_line_chars), None
