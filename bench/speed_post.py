@@ -38,6 +38,7 @@ from speed_common import Row, load_note, row  # noqa: E402
 from webshelf.cache.shelf import Shelf  # noqa: E402
 from webshelf.core import line_index  # noqa: E402
 from webshelf.core.clean import clean_for_store  # noqa: E402
+from webshelf.core.clean_utf8 import clean_utf8_for_store  # noqa: E402
 from webshelf.core.config import Config  # noqa: E402
 from webshelf.core.read import read_file  # noqa: E402
 from webshelf.core.search_page import search_page  # noqa: E402
@@ -90,7 +91,9 @@ def _plain_write(directory: Path, data: bytes, i: int) -> None:
 
 
 def _post_fetch(shelf: Shelf, config: Config, raw: str, i: int) -> None:
-    text, raw_chars = clean_for_store(raw, config.web.max_line_chars, config.cache.max_file_chars)
+    """What ``core.extract._finish`` does after the fetch (the title scan aside): clean to UTF-8,
+    store those bytes, render the window from them."""
+    text, raw_chars = clean_utf8_for_store(raw, config.web.max_line_chars, config.cache.max_file_chars)
     stored = shelf.put(url=f"https://bench.example/{i}", final_url=None, title=None, text=text, backend="bench",
                        content_type="text/markdown", max_chars=config.cache.max_file_chars, original_chars=raw_chars)
     render(stored.text, config.web.extract_char_limit, path=str(stored.path))

@@ -39,11 +39,13 @@ from pathlib import Path
 
 from webshelf.cache.evict import EvictionPolicy
 from webshelf.cache.shelf import CachedPage, Shelf
+from webshelf.cache.utf8 import Utf8Text
 from webshelf.core.bridge import run_sync
 from webshelf.core.backends import HOSTED_KEYS, check_backend, get_backend, require_key, select_backend
 from webshelf.core.backends.routing import keep_local, local_note, not_sent_error
 from webshelf.core.backends.selection import fallback_chain
-from webshelf.core.clean import clean_for_store, clean_markdown, clean_title
+from webshelf.core.clean import clean_markdown, clean_title
+from webshelf.core.clean_utf8 import clean_utf8_for_store
 from webshelf.core.config import Config, check_char_limit, load_config
 from webshelf.errors import CacheError, InputError, WebshelfError
 from webshelf.core import untrusted
@@ -103,8 +105,9 @@ def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: in
     """Clean, store and window one fetched page (runs in a worker thread: CPU and fsync);
     ``leading`` notes (the fallback chain's) come first and are rendered inside the budget."""
     # Only what can be stored is cleaned (cost bounded by cache.max_file_chars, not the page size).
-    text, raw_chars = clean_for_store(page.markdown, config.web.max_line_chars,
-                                      config.cache.max_file_chars if shelf is not None else None)
+    # The cleaned page is UTF-8 (Utf8Text): the shelf writes those bytes, the window decodes only its ends.
+    text, raw_chars = clean_utf8_for_store(page.markdown, config.web.max_line_chars,
+                                           config.cache.max_file_chars if shelf is not None else None)
     title = clean_title(page.title) or next((clean_title(h.text) for h in headings(text, last_line=200, limit=1)), None)
     notes: list[str] = list(leading)
     path: str | None = None
@@ -125,7 +128,7 @@ def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: in
         notes.append(store_note or "the full text could not be stored")
     if cut_note:
         notes.append(cut_note)
-    if not text.strip():
+    if text.is_blank() if isinstance(text, Utf8Text) else not text.strip():
         notes.append(EMPTY_NOTE)
     result = ExtractResult(url=page.url, final_url=page.final_url, title=title, path=path, backend=backend,
                            notes=notes)
