@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from webshelf.cache.fastbytes import SIMD, view
 from webshelf.cache.utf8 import Utf8Text, char_boundary
 from webshelf.core import truncate as _t
 
@@ -111,7 +112,7 @@ def headings_utf8(data: bytes, end: int) -> list[_t.Heading]:
     line, pos = 1, 0
     end = min(end, len(data))
     find = data.find
-    count, line_mark, closing = data.count, _LINE_MARK.match, _t._CLOSING_HASHES.sub
+    count, line_mark, closing = view(data).count, _LINE_MARK.match, _t._CLOSING_HASHES.sub
     for start in _heading_lines(data, end):
         line += count(b"\n", pos, start)
         pos = start
@@ -133,16 +134,16 @@ def headings_utf8(data: bytes, end: int) -> list[_t.Heading]:
 
 
 def _heading_lines(data: bytes, end: int):  # noqa: ANN202 — yields line starts in order
-    gap = 0
+    gap, tabs = 0, b"\t" in data  # memchr, once: most pages have no tab, and then no "#\t" scan
     for opened, closed in _fenced(data, end):
-        yield from _mark_lines(data, gap, opened, _HASH)
+        yield from _mark_lines(data, gap, opened, _HASH, tabs)
         gap = closed
-    yield from _mark_lines(data, gap, end, _HASH)
+    yield from _mark_lines(data, gap, end, _HASH, tabs)
 
 
 def _fenced(data: bytes, end: int) -> list[tuple[int, int]]:
     """``truncate._fenced`` on bytes."""
-    lines = sorted((start, pattern.pattern) for pattern in _FENCES if pattern.pattern[:1] in data
+    lines = sorted((start, pattern.pattern) for pattern in _FENCES if pattern.pattern[:1] in data  # memchr
                    for start in _mark_lines(data, 0, end, pattern))
     blocks: list[tuple[int, int]] = []
     fence: bytes | None = None
@@ -158,15 +159,14 @@ def _fenced(data: bytes, end: int) -> list[tuple[int, int]]:
     return blocks
 
 
-def _mark_lines(data: bytes, begin: int, end: int, pattern: re.Pattern[bytes]) -> list[int]:
+def _mark_lines(data: bytes, begin: int, end: int, pattern: re.Pattern[bytes], tabs: bool = True) -> list[int]:
     """``truncate._mark_lines`` on bytes; a line whose prefix before the mark is not ASCII is
     checked with the str patterns on its decoded text."""
     starts: list[int] = []
     last = -1
     rfind, prefix, line_mark = data.rfind, _PREFIX.fullmatch, _LINE_MARK.match
     hashes = pattern is _HASH
-    for m in pattern.finditer(data, begin, end):
-        at = m.start()
+    for at in _occurrences(data, begin, end, pattern, tabs):
         start = rfind(b"\n", 0, at) + 1
         if start == last:
             continue
@@ -182,6 +182,54 @@ def _mark_lines(data: bytes, begin: int, end: int, pattern: re.Pattern[bytes]) -
             starts.append(start)
             last = start
     return starts
+
+
+RARE_MARKS = 2_000  # without SIMD search: fence characters walked with memchr before the regex takes over
+
+
+def _occurrences(data: bytes, begin: int, end: int, pattern: re.Pattern[bytes],  # noqa: ANN202 — yields offsets
+                 tabs: bool = True):
+    """Starts of ``pattern``'s non-overlapping matches ("```", "~~~", or "#" + space/tab) in
+    ``data[begin:end]``, in order, as ``finditer`` gives them; ``tabs`` False: no "#\\t" anywhere.
+
+    With ``cache.fastbytes`` SIMD search, one ``find`` per occurrence (for "#[ \t]" one per
+    needle, merged); a regex scan of the bytes is ~10× slower. Without it, a fence is walked with
+    a one-byte ``find`` (memchr) while its character is rare, then the regex scans the rest."""
+    if SIMD:
+        if pattern is _HASH:
+            if tabs:  # the page has a tab (the caller looked once)
+                yield from sorted(_all(data, b"# ", begin, end) + _all(data, b"#\t", begin, end))
+            else:
+                yield from _all(data, b"# ", begin, end)
+        else:
+            yield from _all(data, pattern.pattern, begin, end)
+        return
+    if pattern is _HASH:
+        yield from (m.start() for m in pattern.finditer(data, begin, end))
+        return
+    marker = pattern.pattern
+    first, size, find, startswith = marker[:1], len(marker), data.find, data.startswith
+    pos, seen = find(first, begin, end), 0
+    while pos >= 0:
+        seen += 1
+        if seen > RARE_MARKS:
+            yield from (m.start() for m in pattern.finditer(data, pos, end))
+            return
+        if pos + size <= end and startswith(marker, pos):
+            yield pos
+            pos = find(first, pos + size, end)
+        else:
+            pos = find(first, pos + 1, end)
+
+
+def _all(data: bytes, needle: bytes, begin: int, end: int) -> list[int]:
+    """Starts of the non-overlapping occurrences of ``needle`` inside ``data[begin:end]``."""
+    find, size, out = view(data).find, len(needle), []
+    pos = find(needle, begin, end)
+    while pos >= 0:
+        out.append(pos)
+        pos = find(needle, pos + size, end)
+    return out
 
 
 def _str_mark(data: bytes, start: int, mark: int, hashes: bool) -> bool:

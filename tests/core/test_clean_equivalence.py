@@ -144,3 +144,15 @@ def test_long_lines_of_multibyte_characters_at_every_offset_against_the_blocks()
         for extra in (-1, 0, 1, 2, 50):
             _same("a\n" * lead + "é" * (width + extra) + "\n" + "b" * lead + "\n", width)
             _same("a " * lead + "😀" * (width + extra), width)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(COMMON), max_size=150), st.integers(126, 1_200))
+def test_utf8_cleaning_without_simd_search_gives_the_same(parts, width):
+    """Without stringzilla (cache.fastbytes falls back to bytes.find), the same text."""
+    view = U.view
+    U.view = lambda data: data
+    try:
+        _same("".join(parts), width)
+    finally:
+        U.view = view

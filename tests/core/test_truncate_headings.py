@@ -143,3 +143,30 @@ def test_the_ends_refuse_what_they_did_not_decode():
         except TU.OutOfReach:
             continue
         raise AssertionError("answered outside the decoded ends")
+
+
+def test_fences_past_the_memchr_walk_are_found_by_the_regex(monkeypatch):
+    """With SIMD search, and without it (fence characters beyond RARE_MARKS: the regex scans the
+    rest): the same blocks either way."""
+    text = "".join(f"~ tilde {i} ~~\n~~~~\n# in {i}\n~~~\n# out {i}\n- ~~~x\n## li ~\n~~~\n" for i in range(40))
+    data = text.encode()
+    want = T.headings(text)
+    assert TU.headings_utf8(data, len(data)) == want and want  # SIMD search
+    monkeypatch.setattr(TU, "SIMD", False)  # without stringzilla: memchr walk, then the regex
+    monkeypatch.setattr(TU, "view", lambda data: data)
+    assert TU.headings_utf8(data, len(data)) == want
+    monkeypatch.setattr(TU, "RARE_MARKS", 3)
+    assert TU.headings_utf8(data, len(data)) == want
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(UTF8_LINES), max_size=120))
+def test_the_byte_scan_without_simd_search_finds_the_same(lines):
+    text = "\n".join(lines)
+    data = text.encode("utf-8")
+    simd, view = TU.SIMD, TU.view
+    TU.SIMD, TU.view = False, (lambda data: data)
+    try:
+        assert TU.headings_utf8(data, len(data)) == T.headings(text)
+    finally:
+        TU.SIMD, TU.view = simd, view
