@@ -61,7 +61,9 @@ class Utf8Text:
     @property
     def newlines(self) -> int:
         if self._newlines is None:
-            self._newlines = self.data.count(b"\n")
+            from webshelf.cache.fastbytes import view
+
+            self._newlines = view(self.data).count(b"\n")
         return self._newlines
 
     def note_newlines(self, newlines: int) -> None:

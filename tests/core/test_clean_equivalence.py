@@ -86,7 +86,9 @@ from webshelf.core import clean_utf8 as U  # noqa: E402
 # multi-byte characters in long lines (bytes > characters), tabs, fences and headings — and the
 # rare ones that send a page to the str path (CRLF, U+2028, zero-width, data images).
 AWKWARD = PIECES + ["\xa0", "\u2003 \n", "\u3000\n", "\u202f\n", "\ufeff", "\u2060", "\t", "~~~\n", "```py\n",
-                    "  # h\n", "é" * 600, "😀" * 400, "ü " * 700, "x " * 700 + "\n", "\u3000" * 5 + "\n"]
+                    "  # h\n", "é" * 600, "😀" * 400, "ü " * 700, "x " * 700 + "\n", "\u3000" * 5 + "\n",
+                    f'<\u0130MG src="data:image/png;base64,{B64}">', f"<\u0131mg alt=d src=data:image/gif;base64,{B64}>",
+                    "<i>data: not an image</i>", "<a href=x>"]
 RARE = ("\r", "\u2028", "\x85", "\x0c", "\x1f", "\u200b", "\ufeff", "\u2060", "data:")
 COMMON = [p for p in AWKWARD if not any(r in p for r in RARE)]
 
@@ -156,3 +158,11 @@ def test_utf8_cleaning_without_simd_search_gives_the_same(parts, width):
         _same("".join(parts), width)
     finally:
         U.view = view
+
+
+def test_html_images_whose_tag_starts_with_a_dotted_or_dotless_i_are_replaced():
+    """(?i)i matches U+0130 and U+0131 too: the byte gate must let the regex see those tags."""
+    for tag in ("<\u0130MG", "<\u0131mg", "<IMG", "<img"):
+        text = f'prose with data: in it\n{tag} alt="x" src="data:image/png;base64,{B64}">\n'
+        assert "[IMAGE: x]" in C.clean_markdown(text)
+        _same(text, 1_000)
