@@ -30,10 +30,9 @@ def test_the_index_line_count_is_count_lines(tmp_path, text):
 
 
 @pytest.mark.parametrize("text", ["", "a", "a\n", "é\n\nü — x", "line\n" * 3_000 + "end", "😀\n" * 70_000])
-def test_bytes_are_written_hashed_and_counted_as_the_text_is(tmp_path, monkeypatch, text):
+def test_bytes_are_written_hashed_and_counted_as_the_text_is(tmp_path, text):
     """write_bytes_hashed (the UTF-8 the cleaner made) gives the file, name and counts that
     write_text_hashed gives for the same text."""
-    monkeypatch.setattr(store, "WRITE_CHUNK_BYTES", 1_000)  # many chunks, some split inside a character
     (tmp_path / "b").mkdir()
     got = store.write_bytes_hashed(tmp_path / "b", text.encode(), lambda h: f"p-{h}.md")
     want = store.write_text_hashed(tmp_path, text, lambda h: f"p-{h}.md")
@@ -59,3 +58,52 @@ def test_a_utf8_page_is_stored_and_indexed_as_its_text_is(tmp_path, text, cap):
                          {k: v for k, v in vars(stored.record).items() if k not in ("fetched_at", "last_access")}))
     assert rows[0] == rows[1]
     assert rows[1][3]["lines"] == count_lines(rows[1][2]) and rows[1][3]["chars"] == len(rows[1][2])
+
+
+def test_during_runs_while_the_page_is_not_yet_visible_and_its_result_is_returned(tmp_path):
+    from webshelf.cache.utf8 import Utf8Text
+
+    seen = []
+
+    def during(page):
+        seen.append((page.path.exists(), page.record.lines, page.record.chars, page.written))
+        return "window"
+
+    with Shelf(tmp_path) as shelf:
+        stored = shelf.put(url="https://example.com/a", final_url=None, title=None, text=Utf8Text(b"a\nb\n", 4),
+                           backend="t", content_type="text/markdown", during=during)
+        assert stored.during == "window" and stored.path.read_bytes() == b"a\nb\n"
+        assert seen == [(False, 2, 4, True)]  # the name did not exist yet: renamed into place after
+        again = shelf.put(url="https://example.com/a", final_url=None, title=None, text=Utf8Text(b"a\nb\n", 4),
+                          backend="t", content_type="text/markdown", during=during)
+        assert again.written is False and seen[-1] == (True, 2, 4, False) and again.during == "window"
+        assert [p.name for p in shelf.web_dir.iterdir()] == [stored.path.name]  # no temp file left
+
+
+def test_an_error_in_during_is_raised_as_it_is_after_the_page_is_stored(tmp_path):
+    from webshelf.cache.utf8 import Utf8Text
+
+    def during(page):
+        raise KeyError("render failed")
+
+    with Shelf(tmp_path) as shelf:
+        with pytest.raises(KeyError):
+            shelf.put(url="https://example.com/a", final_url=None, title=None, text=Utf8Text(b"x\n", 2),
+                      backend="t", content_type="text/markdown", during=during)
+        assert shelf.reuse("https://example.com/a", 60).text == "x\n"
+
+
+def test_a_failed_flush_is_a_store_error_with_nothing_left_behind(tmp_path, monkeypatch):
+    from webshelf.cache.utf8 import Utf8Text
+    from webshelf.errors import StoreError
+
+    def no_space(fd):
+        raise OSError(28, "No space left on device")
+
+    with Shelf(tmp_path) as shelf:
+        monkeypatch.setattr(store.os, "fsync", no_space)
+        with pytest.raises(StoreError, match="No space left"):
+            shelf.put(url="https://example.com/a", final_url=None, title=None, text=Utf8Text(b"x\n", 2),
+                      backend="t", content_type="text/markdown", during=lambda page: "window")
+        monkeypatch.undo()
+        assert list(shelf.web_dir.iterdir()) == [] and shelf.reuse("https://example.com/a", 60) is None
