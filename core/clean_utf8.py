@@ -9,13 +9,14 @@ whitespace, long lines, blank runs, the final newline — are applied to the byt
 only the lines that change; and the shelf hashes and writes the result without encoding again
 (``cache.utf8.Utf8Text`` carries the bytes with their character count).
 
-The rare rules — line separators (CR, U+2028, …), invisible characters, data-URI images,
-widths under 126 — run on the str, exactly as ``clean.clean_markdown`` runs them: a page
-that needs one takes that path whole (one more encode, as before). So the output is
+Line separators (CR, U+2028, …) and invisible characters are replaced and deleted on the
+bytes too, each by its UTF-8 sequence (UTF-8 is self-synchronising: a character's sequence
+occurs exactly where the character does). The rules whose regexes are str regexes — data-URI
+images — and widths under 126 run on the str, exactly as ``clean.clean_markdown`` runs them:
+a page that needs one takes that path whole (one more encode, as before). So the output is
 ``clean_markdown``'s byte for byte by construction on those pages, and on the others each
-rule is the same rule on the same lines (UTF-8 is self-synchronising: a space character's
-encoding followed by b"\\n" occurs exactly where the character followed by "\\n" does;
-``tests/core/test_clean_equivalence.py`` checks both paths against the reference).
+rule is the same rule on the same characters and lines
+(``tests/core/test_clean_equivalence.py`` checks both paths against it).
 """
 
 from __future__ import annotations
@@ -40,14 +41,42 @@ def _encoded(text: str) -> tuple[str, bytes, str]:
     return text, data, data.translate(None, _c._PRINTABLE_ASCII).decode("utf-8")
 
 
-def _needs_str_rules(text: str, data: bytes, rest: str, width: int) -> bool:
-    """Whether a rule that only the str cleaner applies has work on this page."""
-    if (width + 2) // 2 < _c.MIN_BLOCK:
-        return True
-    rare = "".join(set(rest))  # each unusual character once: the checks below only ask which occur
-    if rare and ("\r" in rare or any(c in rare for c in _c.LINE_BREAKS) or _c._invisible_pattern().search(rare)):
-        return True
-    return view(data).find(b"data:") >= 0 and _images_may_change(text, data) and _c.replace_data_images(text) != text
+def _normalised(text: str, data: bytes, rest: str) -> tuple[bytes, int] | None:
+    """(``data`` with the line-separator and invisible-character rules applied, its length in
+    characters) — or None when a rule only the str cleaner applies may have work: a data image
+    (its regexes are str regexes) or, by the caller, a narrow width.
+
+    ``clean.clean_markdown``'s order on the bytes: CRLF and CR, then every other separator as
+    "\\n" (each character's UTF-8 sequence replaced: UTF-8 is self-synchronising, so a sequence
+    occurs exactly where its character does), then the image check on that text, then each
+    invisible character that occurs (``rest`` says which) deleted."""
+    chars = len(text)
+    rare = set(rest)  # each unusual character once
+    if not rare:
+        if view(data).find(b"data:") >= 0 and _images_may_change(text, data) and _c.replace_data_images(text) != text:
+            return None
+        return data, chars
+    if "\r" in rare:
+        chars -= view(data).count(b"\r\n")
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    for brk in _c.LINE_BREAKS:
+        if brk in rare:
+            data = data.replace(brk.encode("utf-8"), b"\n")
+    if view(data).find(b"data:") >= 0 and _images_may_change_bytes(data):
+        return None  # the str cleaner runs the image regexes (on the original text: it normalises first too)
+    gone = _c.LINE_BREAKS + "\r"
+    invisible = _c._invisible_pattern()
+    for char in sorted(c for c in rare if c not in gone and invisible.match(c)):
+        seq = char.encode("utf-8")
+        chars -= view(data).count(seq)
+        data = data.replace(seq, b"")
+    return data, chars
+
+
+def _images_may_change_bytes(data: bytes) -> bool:
+    """``_images_may_change`` without the str: the gates alone (a page with line separators
+    or invisible characters has no str of its normalised text to run the HTML regex on)."""
+    return view(data).find(b"data:image/") >= 0 or _markdown_image_may_hold(data) or _html_tag_may_start(data)
 
 
 def _images_may_change(text: str, data: bytes) -> bool:
@@ -89,15 +118,17 @@ def _markdown_image_may_hold(data: bytes) -> bool:
 def clean_utf8(text: str, max_line_chars: int = 1_000) -> Utf8Text:
     """``clean.clean_markdown(text, max_line_chars)`` as UTF-8 bytes with its length in characters."""
     text, data, rest = _encoded(text)
-    if _needs_str_rules(text, data, rest, max_line_chars):
+    original = data
+    normalised = _normalised(text, data, rest) if (max_line_chars + 2) // 2 >= _c.MIN_BLOCK else None
+    if normalised is None:  # a data image, or a width too narrow for the block scan
         return Utf8Text.of(_c.clean_markdown(text, max_line_chars))
+    data, chars = normalised
     spaces = [b" "] + ([b"\t"] if b"\t" in data else [])
     if rest:
-        spaces += sorted({c.encode() for c in rest if c.isspace() and c not in _c._GONE})
+        spaces += sorted({c.encode() for c in set(rest) if c.isspace() and c not in _c._GONE})
     edits = _line_edits(data, max_line_chars, spaces)
     if edits is None:  # very many lines to change: the per-line pass is as cheap
         return Utf8Text.of(_c.clean_markdown(text, max_line_chars))
-    chars, original = len(text), data
     if edits:
         data, delta = _apply(data, edits, max_line_chars)
         chars += delta

@@ -121,6 +121,28 @@ def test_utf8_cleaning_on_the_byte_path_gives_clean_markdowns_text(parts, width)
     assert page.data == ref.encode("utf-8") and page.chars == len(ref)
 
 
+NO_IMAGES = [p for p in AWKWARD if "data:" not in p] + ["\r\n\r\n\r\n", "\u2029", "\x0b", "\x1c", "\x00",
+                                                       "\x9b", "\u00ad", "\U000e0041", "a\u200b \n", " \ufeff\n"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(NO_IMAGES), max_size=150), st.integers(126, 1_200))
+def test_line_separators_and_invisible_characters_are_handled_on_the_bytes(parts, width):
+    """CR, CRLF, U+2028/2029, NEL, VT, FF, U+001C–1E → "\\n" and invisible characters dropped,
+    on the bytes (the str cleaner never runs), with clean_markdown's result."""
+    text = "".join(parts)
+    ref = C.clean_markdown(text, width)
+    calls = []
+    original = U._c.clean_markdown
+    U._c.clean_markdown = lambda *a: calls.append(a) or original(*a)
+    try:
+        page = U.clean_utf8(text, width)
+    finally:
+        U._c.clean_markdown = original
+    assert not calls
+    assert page.data == ref.encode("utf-8") and page.chars == len(ref)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=2_000), st.integers(1, 400))
 def test_utf8_cleaning_agrees_on_any_text(text, width):
