@@ -52,18 +52,22 @@ def _normalised(text: str, data: bytes, rest: str) -> tuple[bytes, int] | None:
     invisible character that occurs (``rest`` says which) deleted."""
     chars = len(text)
     rare = set(rest)  # each unusual character once
-    if not rare:
-        if view(data).find(b"data:") >= 0 and _images_may_change(text, data) and _c.replace_data_images(text) != text:
+    broken = "\r" in rare or any(brk in rare for brk in _c.LINE_BREAKS)
+    if broken:
+        if "\r" in rare:
+            chars -= view(data).count(b"\r\n")
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        for brk in _c.LINE_BREAKS:
+            if brk in rare:
+                data = data.replace(brk.encode("utf-8"), b"\n")
+    if view(data).find(b"data:") >= 0:
+        if broken:  # no str of the normalised text to run the HTML regex on: the gates decide
+            if _images_may_change_bytes(data):
+                return None  # the str cleaner runs the image regexes (it normalises first too)
+        elif _images_may_change(text, data) and _c.replace_data_images(text) != text:
             return None
+    if not rare:
         return data, chars
-    if "\r" in rare:
-        chars -= view(data).count(b"\r\n")
-        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    for brk in _c.LINE_BREAKS:
-        if brk in rare:
-            data = data.replace(brk.encode("utf-8"), b"\n")
-    if view(data).find(b"data:") >= 0 and _images_may_change_bytes(data):
-        return None  # the str cleaner runs the image regexes (on the original text: it normalises first too)
     gone = _c.LINE_BREAKS + "\r"
     invisible = _c._invisible_pattern()
     for char in sorted(c for c in rare if c not in gone and invisible.match(c)):

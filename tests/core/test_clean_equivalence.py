@@ -188,3 +188,17 @@ def test_html_images_whose_tag_starts_with_a_dotted_or_dotless_i_are_replaced():
         text = f'prose with data: in it\n{tag} alt="x" src="data:image/png;base64,{B64}">\n'
         assert "[IMAGE: x]" in C.clean_markdown(text)
         _same(text, 1_000)
+
+
+def test_a_page_with_typographic_quotes_html_and_data_in_prose_stays_on_the_byte_path():
+    """The bench's kind of page (pydocs): curly quotes (unusual characters, none rare), "<int>"
+    and "metadata:" in prose — the image gates must not send it to the str cleaner."""
+    page = ("It’s “quoted” — see <int> and <i>x</i>; metadata: value.  \n" * 500) + "end\n"
+    calls = []
+    original = U._c.clean_markdown
+    U._c.clean_markdown = lambda *a: calls.append(a) or original(*a)
+    try:
+        got = U.clean_utf8(page)
+    finally:
+        U._c.clean_markdown = original
+    assert not calls and got.text == original(page)
