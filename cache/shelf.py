@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from webshelf.cache.caps import cap_text
+from webshelf.cache.caps import cap_text, cap_utf8
 from webshelf.cache.evict import EvictionPolicy, PruneReport, clear, prune
 from webshelf.cache.faults import faults
 from webshelf.cache.index import PageIndex, PageRecord
@@ -132,7 +132,7 @@ class Shelf:
             original_chars: int | None = None, during: Callable[[StoredPage], Any] | None = None) -> StoredPage:
         """Store ``text`` for ``url`` (cut at ``max_chars`` with a marker line when longer;
         ``original_chars`` is the page's length when ``text`` is only its cleaned prefix).
-        A ``Utf8Text`` is written as it is — no encoding — unless it must be cut.
+        A ``Utf8Text`` is written as it is — no encoding, and cut from its bytes (``cap_utf8``).
         ``during(stored page)`` is called once the name is known, while the file is still being
         written and fsynced (for a ``Utf8Text``; after the write for a str), and its result is
         the returned page's ``during``: the caller's own work overlaps the disk's. The page is
@@ -153,10 +153,9 @@ class Shelf:
              during: Callable[[StoredPage], Any] | None) -> tuple[StoredPage, list[BaseException]]:
         key = normalize_url(url)
         original: int | None = None
-        if isinstance(text, Utf8Text) and max_chars is not None and text.chars > max_chars:
-            text = text.text  # cut below as str: the cleaned prefix is bounded by the cap, so is this decode
-        if max_chars is not None and not isinstance(text, Utf8Text):
-            text, original = cap_text(text, max_chars, original_chars)
+        if max_chars is not None:
+            cap = cap_utf8 if isinstance(text, Utf8Text) else cap_text
+            text, original = cap(text, max_chars, original_chars)
         host = urlsplit(final_url or key).hostname
         with self.lock.shared():
             # one pass: (encode,) hash, write and count newlines chunk by chunk; the name follows from the hash

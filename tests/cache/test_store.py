@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from webshelf.cache import store
 from webshelf.cache.shelf import Shelf, count_lines
@@ -107,3 +109,18 @@ def test_a_failed_flush_is_a_store_error_with_nothing_left_behind(tmp_path, monk
                       backend="t", content_type="text/markdown", during=lambda page: "window")
         monkeypatch.undo()
         assert list(shelf.web_dir.iterdir()) == [] and shelf.reuse("https://example.com/a", 60) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "é", "😀", "\n", "word ", "ü\n", "x" * 90]), max_size=300),
+       st.integers(0, 400), st.one_of(st.none(), st.integers(0, 5_000)))
+def test_cutting_the_bytes_gives_the_cut_text(parts, max_chars, original):
+    """cap_utf8 (the cut of a Utf8Text, from its bytes) stores exactly what cap_text stores."""
+    from webshelf.cache.caps import cap_text, cap_utf8
+    from webshelf.cache.utf8 import Utf8Text
+
+    text = "".join(parts)
+    max_chars += 300  # room for the marker line
+    want = cap_text(text, max_chars, original)
+    page, got_original = cap_utf8(Utf8Text(text.encode("utf-8"), len(text)), max_chars, original)
+    assert (page.data, page.chars, got_original) == (want[0].encode("utf-8"), len(want[0]), want[1])
