@@ -14,10 +14,11 @@ then the baseline, ROUNDS times; medians), so machine load hits both alike:
   process: the index is built). Goal ≤ 1.5×.
 - ``search_page`` for a rare word in a 50 MB page, vs ``grep -c``. Goal ≤ 2×.
 
-Run alone: .venv/bin/python bench/speed_post.py [--rounds N]   (or all rows: bench/speed.py); alone, it
-also prints where the post-fetch time of a 10 MB page goes (``breakdown``): every step timed in
-the same interleaved rounds as the plain write, with the previous clean and heading scan (kept
-verbatim in the tests as references) beside the current ones.
+Run alone: .venv/bin/python bench/speed_post.py [--rounds N] [--sizes 1,10] [--breakdown-only]   (or all
+rows: bench/speed.py); alone, it also prints where the post-fetch time of a page goes (``breakdown``, 10 MB
+unless ``--sizes``): every step timed in the same interleaved rounds as the plain write — the UTF-8 path
+that ``core.extract`` runs, the str path and the previous clean and heading scan (kept verbatim in the
+tests as references) beside it.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from speed_common import Row, load_note, row  # noqa: E402
 from webshelf.cache.shelf import Shelf  # noqa: E402
 from webshelf.core import line_index  # noqa: E402
 from webshelf.core.clean import clean_for_store  # noqa: E402
+from webshelf.core.clean_utf8 import clean_utf8_for_store  # noqa: E402
 from webshelf.core.config import Config  # noqa: E402
 from webshelf.core.read import read_file  # noqa: E402
 from webshelf.core.search_page import search_page  # noqa: E402
@@ -90,10 +92,13 @@ def _plain_write(directory: Path, data: bytes, i: int) -> None:
 
 
 def _post_fetch(shelf: Shelf, config: Config, raw: str, i: int) -> None:
-    text, raw_chars = clean_for_store(raw, config.web.max_line_chars, config.cache.max_file_chars)
-    stored = shelf.put(url=f"https://bench.example/{i}", final_url=None, title=None, text=text, backend="bench",
-                       content_type="text/markdown", max_chars=config.cache.max_file_chars, original_chars=raw_chars)
-    render(stored.text, config.web.extract_char_limit, path=str(stored.path))
+    """What ``core.extract._finish`` does after the fetch (the title scan aside): clean to UTF-8,
+    store those bytes, render the window from them while the file is flushed (``during``)."""
+    text, raw_chars = clean_utf8_for_store(raw, config.web.max_line_chars, config.cache.max_file_chars)
+    limit = config.web.extract_char_limit
+    shelf.put(url=f"https://bench.example/{i}", final_url=None, title=None, text=text, backend="bench",
+              content_type="text/markdown", max_chars=config.cache.max_file_chars, original_chars=raw_chars,
+              during=lambda stored: render(stored.text, limit, path=str(stored.path)))
 
 
 def _timed(fn) -> float:
@@ -206,38 +211,56 @@ def rows() -> list[Row]:
 
 def breakdown(base: str, home: Path, size: int = 10 * MB, rounds: int = ROUNDS) -> list[tuple[str, float, float, float]]:
     """(step, median wall ms, min wall ms, median CPU ms) for the post-fetch steps of one ``size`` page, interleaved
-    round by round with the baseline write so that load hits every step alike."""
+    round by round with the baseline write so that load hits every step alike. The str path (``clean_for_store``,
+    ``Shelf.put(str)``, ``render(str)``) and the previous implementations are timed beside the UTF-8 path."""
     import hashlib
 
     from tests.core.test_clean_equivalence import reference_clean
     from tests.core.test_truncate_headings import reference_headings
+    from webshelf.cache.store import write_bytes_hashed
     from webshelf.core.truncate import headings
+    from webshelf.core.truncate_utf8 import headings_utf8
 
     config = Config.model_validate({"cache": {"max_file_chars": 60 * MB}}).with_home(home)
     plain = home / "plain"
     plain.mkdir(parents=True, exist_ok=True)
+    raw_dir = home / "raw"
+    raw_dir.mkdir(parents=True, exist_ok=True)
     page = _page(size, base)
     text, _ = clean_for_store(page, config.web.max_line_chars, config.cache.max_file_chars)
+    utf8, _ = clean_utf8_for_store(page, config.web.max_line_chars, config.cache.max_file_chars)
     data = text.encode()
+    width, cap = config.web.max_line_chars, config.cache.max_file_chars
     times: dict[str, list[float]] = {}
     cpu_times: dict[str, list[float]] = {}  # process CPU: what load does not inflate (fsync waits are not CPU)
     with Shelf(home) as shelf:
         for i in range(rounds + 1):
             raw = f"round {i}\n" + page
             steps = [
-                ("clean_for_store (ours)", lambda: clean_for_store(raw, config.web.max_line_chars,
-                                                                    config.cache.max_file_chars)),
-                ("clean: previous per-line pass", lambda: reference_clean(raw, config.web.max_line_chars)),
-                ("encode UTF-8 (whole text)", lambda: text.encode()),
+                ("post-fetch, UTF-8 path (clean + put + render)", lambda: _post_fetch(shelf, config, raw, 1000 + i)),
+                ("  clean_utf8_for_store", lambda: clean_utf8_for_store(raw, width, cap)),
+                ("  Shelf.put(Utf8Text): sha256+write+fsync+replace+dir fsync+index",
+                 lambda: shelf.put(url=f"https://bench.example/u{i}", final_url=None, title=None,
+                                   text=type(utf8)(b"%d\n" % i + utf8.data, utf8.chars + len(str(i)) + 1),
+                                   backend="bench", content_type="text/markdown", max_chars=cap)),
+                ("    write_bytes_hashed alone (no index row, no lock)",
+                 lambda: write_bytes_hashed(raw_dir, b"%d\n" % i + data, lambda h: f"p-{h}.md")),
+                ("    index row alone", lambda: shelf.index.record(_record_copy(shelf, i))),
+                ("  render(Utf8Text): ends, footer, outline", lambda: render(type(utf8)(utf8.data, utf8.chars),
+                                                                             config.web.extract_char_limit,
+                                                                             path="/x/y.md")),
+                ("    headings on the bytes (whole page)", lambda: headings_utf8(utf8.data, len(utf8.data))),
+                ("str path: clean_for_store", lambda: clean_for_store(raw, width, cap)),
+                ("str path: clean, previous per-line pass", lambda: reference_clean(raw, width)),
+                ("str path: Shelf.put(str): encode+sha256+write+fsync+replace+index", lambda: shelf.put(
+                    url=f"https://bench.example/b{i}", final_url=None, title=None, text=f"{i}\n" + text,
+                    backend="bench", content_type="text/markdown", max_chars=cap)),
+                ("str path: render(str)", lambda: render(text, config.web.extract_char_limit, path="/x/y.md")),
+                ("str path: headings, whole page", lambda: headings(text)),
+                ("str path: headings, previous one-scan finder", lambda: reference_headings(text)),
+                ("encode UTF-8 (whole text)", lambda: page.encode()),
                 ("sha256 of the bytes", lambda: hashlib.sha256(data).digest()),
                 ("count newlines (bytes)", lambda: data.count(b"\n")),
-                ("Shelf.put: encode+sha256+write+fsync+replace+index", lambda: shelf.put(
-                    url=f"https://bench.example/b{i}", final_url=None, title=None, text=f"{i}\n" + text,
-                    backend="bench", content_type="text/markdown", max_chars=config.cache.max_file_chars)),
-                ("render (ours: windows, footer, outline)", lambda: render(text, config.web.extract_char_limit,
-                                                                           path="/x/y.md")),
-                ("headings, whole page (ours)", lambda: headings(text)),
-                ("headings: previous one-scan finder", lambda: reference_headings(text)),
                 ("baseline: write+fsync+replace of the bytes", lambda: _plain_write(plain, data, i)),
             ]
             for name, fn in steps:
@@ -247,19 +270,34 @@ def breakdown(base: str, home: Path, size: int = 10 * MB, rounds: int = ROUNDS) 
                 if i:
                     times.setdefault(name, []).append(t)
                     cpu_times.setdefault(name, []).append(cpu)
+            for f in raw_dir.iterdir():
+                f.unlink()
         shelf.clear()
     return [(name, statistics.median(v), min(v), statistics.median(cpu_times[name])) for name, v in times.items()]
+
+
+def _record_copy(shelf: Shelf, i: int):  # noqa: ANN202 — a PageRecord for a name that is not on the shelf
+    from webshelf.cache.index import PageRecord
+
+    now = time.time()
+    return PageRecord(name=f"row-only-{i}.md", url=f"https://bench.example/r{i}", final_url=None, title=None,
+                      sha256="0" * 64, chars=1, lines=1, bytes=1, fetched_at=now, last_access=now, backend="bench",
+                      content_type="text/markdown", url_key=f"https://bench.example/r{i}", original_chars=None)
 
 
 if __name__ == "__main__":
     print(load_note())
     n = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else ROUNDS
-    with tempfile.TemporaryDirectory(prefix="webshelf-speed-post-") as tmp:
-        print(f"where the post-fetch time of a 10 MB page goes ({n} interleaved rounds; wall median, wall min, "
-              "CPU median ms):")
-        for name, med, low, cpu in breakdown(_corpus_markdown(), Path(tmp), rounds=n):
-            print(f"  {name:<55} {med:>8.1f} {low:>8.1f} {cpu:>8.1f}")
-    print(load_note())
+    sizes = [float(s) for s in sys.argv[sys.argv.index("--sizes") + 1].split(",")] if "--sizes" in sys.argv else [10]
+    for mb in sizes:
+        with tempfile.TemporaryDirectory(prefix="webshelf-speed-post-") as tmp:
+            print(f"where the post-fetch time of a {mb:g} MB page goes ({n} interleaved rounds; wall median, "
+                  "wall min, CPU median ms):")
+            for name, med, low, cpu in breakdown(_corpus_markdown(), Path(tmp), size=int(mb * MB), rounds=n):
+                print(f"  {name:<70} {med:>8.2f} {low:>8.2f} {cpu:>8.2f}")
+        print(load_note())
+    if "--breakdown-only" in sys.argv:
+        sys.exit(0)
     for r in rows():
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}×"
         ok = {True: "PASS", False: "FAIL", None: "—"}[r["passed"]]

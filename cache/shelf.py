@@ -15,18 +15,20 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
-from webshelf.cache.caps import cap_text
+from webshelf.cache.caps import cap_text, cap_utf8
 from webshelf.cache.evict import EvictionPolicy, PruneReport, clear, prune
 from webshelf.cache.faults import faults
 from webshelf.cache.index import PageIndex, PageRecord
 from webshelf.cache.layout import CacheLayout, page_name
 from webshelf.cache.lock import CacheLock
-from webshelf.cache.store import open_page, write_text_hashed
+from webshelf.cache.store import open_page, write_bytes_hashed, write_text_hashed
+from webshelf.cache.utf8 import Utf8Text
 from webshelf.cache.urls import normalize_url
 from webshelf.cache.verify import VerifyReport, verify
 from webshelf.errors import CacheError, CacheUnavailableError, StoreError
@@ -37,7 +39,8 @@ class StoredPage:
     path: Path
     record: PageRecord
     written: bool  # False when identical content was already on the shelf
-    text: str  # the text as stored (cut with a marker line when over the cap)
+    text: str | Utf8Text  # the text as stored (cut with a marker line when over the cap); Utf8Text if given one
+    during: Any = None  # what put's ``during`` callback returned (the window rendered while the file was flushed)
 
     @property
     def cut(self) -> bool:
@@ -124,37 +127,69 @@ class Shelf:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def put(self, *, url: str, final_url: str | None, title: str | None, text: str,
+    def put(self, *, url: str, final_url: str | None, title: str | None, text: str | Utf8Text,
             backend: str | None, content_type: str | None, max_chars: int | None = None,
-            original_chars: int | None = None) -> StoredPage:
+            original_chars: int | None = None, during: Callable[[StoredPage], Any] | None = None) -> StoredPage:
         """Store ``text`` for ``url`` (cut at ``max_chars`` with a marker line when longer;
-        ``original_chars`` is the page's length when ``text`` is only its cleaned prefix);
+        ``original_chars`` is the page's length when ``text`` is only its cleaned prefix).
+        A ``Utf8Text`` is written as it is — no encoding, and cut from its bytes (``cap_utf8``).
+        ``during(stored page)`` is called once the name is known, while the file is still being
+        written and fsynced (for a ``Utf8Text``; after the write for a str), and its result is
+        the returned page's ``during``: the caller's own work overlaps the disk's. The page is
+        not visible under its name, nor indexed, until ``put`` returns; an exception from
+        ``during`` is raised after the page is stored;
         raises ``StoreError`` (disk full, permissions, index failure) with the cache intact."""
         with faults(StoreError, "the full text could not be stored", self.web_dir):
-            return self._put(url=url, final_url=final_url, title=title, text=text, backend=backend,
-                             content_type=content_type, max_chars=max_chars, original_chars=original_chars)
+            page, failed = self._put(url=url, final_url=final_url, title=title, text=text, backend=backend,
+                                     content_type=content_type, max_chars=max_chars,
+                                     original_chars=original_chars, during=during)
+        if failed:  # outside ``faults``: the callback's own error, not a store failure
+            raise failed[0]
+        return page
 
-    def _put(self, *, url: str, final_url: str | None, title: str | None, text: str,
+    def _put(self, *, url: str, final_url: str | None, title: str | None, text: str | Utf8Text,
              backend: str | None, content_type: str | None, max_chars: int | None,
-             original_chars: int | None) -> StoredPage:
+             original_chars: int | None,
+             during: Callable[[StoredPage], Any] | None) -> tuple[StoredPage, list[BaseException]]:
         key = normalize_url(url)
         original: int | None = None
         if max_chars is not None:
-            text, original = cap_text(text, max_chars, original_chars)
+            cap = cap_utf8 if isinstance(text, Utf8Text) else cap_text
+            text, original = cap(text, max_chars, original_chars)
         host = urlsplit(final_url or key).hostname
         with self.lock.shared():
-            # one pass: encode, hash, write and count newlines chunk by chunk; the name follows from the hash
-            path, written, sha, size, newlines = write_text_hashed(self.web_dir, text, lambda h: page_name(host, key, h))
-            name = path.name
-            now = time.time()
-            record = PageRecord(
-                name=name, url=url, final_url=final_url, title=title, sha256=sha, chars=len(text),
-                lines=lines_from_newlines(text, newlines), bytes=size, fetched_at=now, last_access=now, backend=backend,
-                content_type=content_type, url_key=key, original_chars=original,
-            )
+            # one pass: (encode,) hash, write and count newlines chunk by chunk; the name follows from the hash
+            name_for = lambda h: page_name(host, key, h)  # noqa: E731
+            made: list[StoredPage] = []
+            failed: list[BaseException] = []
+
+            def stored_page(path: Path, written: bool, sha: str, size: int, newlines: int) -> None:
+                if isinstance(text, Utf8Text):
+                    text.note_newlines(newlines)
+                    chars, lines = text.chars, text.lines
+                else:
+                    chars, lines = len(text), lines_from_newlines(text, newlines)
+                now = time.time()
+                record = PageRecord(
+                    name=path.name, url=url, final_url=final_url, title=title, sha256=sha, chars=chars,
+                    lines=lines, bytes=size, fetched_at=now, last_access=now, backend=backend,
+                    content_type=content_type, url_key=key, original_chars=original,
+                )
+                page = StoredPage(path, record, written, text)
+                if during is not None:  # while the file is still being flushed (write_bytes_hashed)
+                    try:
+                        page = StoredPage(path, record, written, text, during(page))
+                    except Exception as exc:  # not a store failure: raised as it is once the page is stored
+                        failed.append(exc)
+                made.append(page)
+
+            if isinstance(text, Utf8Text):
+                write_bytes_hashed(self.web_dir, text.data, name_for, during=stored_page)
+            else:
+                stored_page(*write_text_hashed(self.web_dir, text, name_for))
             with self.db_lock:
-                self.index.record(record)
-        return StoredPage(path, record, written, text)
+                self.index.record(made[0].record)
+        return made[0], failed
 
     def reuse(self, url: str, max_age: float) -> CachedPage | None:
         """The newest stored copy of ``url`` fetched within ``max_age`` seconds, marked as used

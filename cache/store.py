@@ -18,9 +18,11 @@ import hashlib
 import os
 import secrets
 import stat
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from webshelf.cache import fastbytes
 from webshelf.cache.layout import TEMP_PREFIX
 
 STALE_TEMP_AGE = 3_600.0  # seconds; a temp file of a live writer this old is abandoned anyway
@@ -67,7 +69,7 @@ def is_regular_file(directory: Path, name: str) -> bool:
 WRITE_CHUNK_CHARS = 1 << 18  # characters encoded, hashed and written at a time (≤ 1 MB of UTF-8: stays in cache)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
@@ -90,6 +92,97 @@ def write_text_hashed(directory: Path, text: str, name_for: Callable[[str], str]
     (identical content), the temp file is dropped unsynced and ``written`` is False. Raises
     OSError / UnicodeEncodeError with no temp file left behind and the final name untouched.
     """
+    def chunks():  # noqa: ANN202 — yields (UTF-8 chunk, its newlines)
+        for i in range(0, len(text), WRITE_CHUNK_CHARS):
+            chunk = text[i:i + WRITE_CHUNK_CHARS].encode("utf-8")
+            yield chunk, chunk.count(b"\n")
+
+    return _write_hashed(directory, chunks(), name_for)
+
+
+def write_bytes_hashed(directory: Path, data: bytes, name_for: Callable[[str], str],
+                       during: Callable[[Path, bool, str, int, int], None] | None = None
+                       ) -> tuple[Path, bool, str, int, int]:
+    """``write_text_hashed`` for text that is already UTF-8 (``cache.utf8.Utf8Text.data``):
+    the same atomic write, hash and newline count, with no encoding at all — and the waits
+    overlapped with work: a thread writes the bytes to the temp file and fsyncs it while this
+    one hashes and counts them (sha256 and ``os.write`` release the GIL), then, while the
+    fsync is still running, calls ``during(final path, written, sha256, bytes, newlines)``
+    (the shelf renders the agent's window there: it needs the name, not the flushed file).
+    Only then is the temp file renamed into place and the directory fsynced, so nothing
+    outside this process can see the name before the file is complete and durable, and a
+    failure anywhere leaves no temp file and the final name untouched.
+
+    Identical content already stored (a regular file of that name and size): the thread is
+    told to skip its fsync, the temp file is dropped and ``written`` is False.
+    """
+    dir_fd = os.open(directory, _OPEN_DIR)
+    tmp = f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(8)}-page.md"
+    keep = False
+    try:
+        fd = os.open(tmp, _CREATE, 0o644, dir_fd=dir_fd)
+        try:
+            os.fchmod(fd, 0o644)
+            writer = _Writer(fd, data)
+            try:
+                sha = hashlib.sha256(data).hexdigest()
+                size, newlines = len(data), fastbytes.view(data).count(b"\n")
+                name = name_for(sha)
+                if "/" in name or name.startswith("."):
+                    raise ValueError(f"invalid page name {name!r}")
+                final = directory / name
+                written = not (is_regular_file(directory, name) and os.path.getsize(final) == size)
+                if not written:
+                    writer.skip_fsync.set()
+                if during is not None:
+                    during(final, written, sha, size, newlines)
+            finally:
+                writer.join()
+        finally:
+            os.close(fd)
+        if not written:
+            return final, False, sha, size, newlines  # the finally below removes the temp file
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        keep = True
+        os.fsync(dir_fd)
+        return final, True, sha, size, newlines
+    finally:
+        if not keep:
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except FileNotFoundError:
+                pass
+        os.close(dir_fd)
+
+
+class _Writer(threading.Thread):
+    """Writes ``data`` to ``fd`` and fsyncs it (unless told not to); ``join`` re-raises its error."""
+
+    def __init__(self, fd: int, data: bytes) -> None:
+        super().__init__(name="webshelf-page-write", daemon=True)
+        self.fd, self.data = fd, data
+        self.skip_fsync = threading.Event()
+        self.error: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            _write_all(self.fd, self.data)
+            if not self.skip_fsync.is_set():
+                os.fsync(self.fd)
+        except BaseException as exc:  # noqa: BLE001 — handed to the joining thread
+            self.error = exc
+
+    def join(self, timeout: float | None = None) -> None:
+        super().join(timeout)
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
+
+def _write_hashed(directory: Path, chunks: Iterable[tuple[bytes | memoryview, int]],
+                  name_for: Callable[[str], str]) -> tuple[Path, bool, str, int, int]:
+    """The atomic write behind both: temp file, chunks hashed and written, name from the hash."""
     dir_fd = os.open(directory, _OPEN_DIR)
     tmp = f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(8)}-page.md"
     digest, size, newlines, keep = hashlib.sha256(), 0, 0, False
@@ -97,12 +190,11 @@ def write_text_hashed(directory: Path, text: str, name_for: Callable[[str], str]
         fd = os.open(tmp, _CREATE, 0o644, dir_fd=dir_fd)
         try:
             os.fchmod(fd, 0o644)
-            for i in range(0, len(text), WRITE_CHUNK_CHARS):
-                chunk = text[i:i + WRITE_CHUNK_CHARS].encode("utf-8")
+            for chunk, count in chunks:
                 digest.update(chunk)
                 _write_all(fd, chunk)
                 size += len(chunk)
-                newlines += chunk.count(b"\n")
+                newlines += count
             sha = digest.hexdigest()
             name = name_for(sha)
             if "/" in name or name.startswith("."):

@@ -38,12 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from webshelf.cache.evict import EvictionPolicy
-from webshelf.cache.shelf import CachedPage, Shelf
+from webshelf.cache.shelf import CachedPage, Shelf, StoredPage
+from webshelf.cache.utf8 import Utf8Text
 from webshelf.core.bridge import run_sync
 from webshelf.core.backends import HOSTED_KEYS, check_backend, get_backend, require_key, select_backend
 from webshelf.core.backends.routing import keep_local, local_note, not_sent_error
 from webshelf.core.backends.selection import fallback_chain
-from webshelf.core.clean import clean_for_store, clean_markdown, clean_title
+from webshelf.core.clean import clean_markdown, clean_title
+from webshelf.core.clean_utf8 import clean_utf8_for_store
 from webshelf.core.config import Config, check_char_limit, load_config
 from webshelf.errors import CacheError, InputError, WebshelfError
 from webshelf.core import untrusted
@@ -103,20 +105,24 @@ def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: in
     """Clean, store and window one fetched page (runs in a worker thread: CPU and fsync);
     ``leading`` notes (the fallback chain's) come first and are rendered inside the budget."""
     # Only what can be stored is cleaned (cost bounded by cache.max_file_chars, not the page size).
-    text, raw_chars = clean_for_store(page.markdown, config.web.max_line_chars,
-                                      config.cache.max_file_chars if shelf is not None else None)
+    # The cleaned page is UTF-8 (Utf8Text): the shelf writes those bytes, the window decodes only its ends.
+    text, raw_chars = clean_utf8_for_store(page.markdown, config.web.max_line_chars,
+                                           config.cache.max_file_chars if shelf is not None else None)
     title = clean_title(page.title) or next((clean_title(h.text) for h in headings(text, last_line=200, limit=1)), None)
     notes: list[str] = list(leading)
     path: str | None = None
     store_note = shelf_error
     cut_note: str | None = None
+    early = None
     if shelf is not None:
         try:
             stored = shelf.put(url=page.url, final_url=page.final_url, title=title, text=text,
                                backend=backend, content_type=page.content_type,
-                               max_chars=config.cache.max_file_chars, original_chars=raw_chars)
+                               max_chars=config.cache.max_file_chars, original_chars=raw_chars,
+                               during=lambda s: _early_window(s, leading, budget, config, store_note))
             path, text = str(stored.path), stored.text
             cut_note = _cut_note(stored.record.original_chars, config)
+            early = stored.during
         except CacheError as exc:  # StoreError: "the full text could not be stored: <why>"
             store_note = exc.message
             if raw_chars is not None:  # nothing stored: the windows must show the page's real tail
@@ -125,13 +131,29 @@ def _finish(page: Page, shelf: Shelf | None, shelf_error: str | None, budget: in
         notes.append(store_note or "the full text could not be stored")
     if cut_note:
         notes.append(cut_note)
-    if not text.strip():
+    if _blank(text):
         notes.append(EMPTY_NOTE)
     result = ExtractResult(url=page.url, final_url=page.final_url, title=title, path=path, backend=backend,
                            notes=notes)
-    _show(result, text, budget, config, store_note=store_note, cut_note=cut_note)
+    _show(result, text, budget, config, store_note=store_note, cut_note=cut_note, early=early)
     result.elapsed_ms = (time.perf_counter() - started) * 1000
     return result
+
+
+def _blank(text: str | Utf8Text) -> bool:
+    return text.is_blank() if isinstance(text, Utf8Text) else not text.strip()
+
+
+def _early_window(stored: StoredPage, leading: Sequence[str], budget: int, config: Config,
+                  store_note: str | None) -> tuple:
+    """The window of a page being stored, rendered while its bytes are flushed to disk
+    (``Shelf.put(during=…)``: the render's CPU overlaps the fsync's wait) from the inputs
+    ``_finish`` will have if the store succeeds; ``_show`` uses it only if they match."""
+    path, cut_note = str(stored.path), _cut_note(stored.record.original_chars, config)
+    notes = list(leading) + ([cut_note] if cut_note else []) + ([EMPTY_NOTE] if _blank(stored.text) else [])
+    inputs = (path, tuple(notes), store_note, cut_note)
+    return inputs, _window(stored.text, budget, config, path=path, store_note=store_note, cut_note=cut_note,
+                           notes=notes)
 
 
 def _window(text: str, budget: int, config: Config, *, path: str | None, store_note: str | None = None,
@@ -145,13 +167,16 @@ def _window(text: str, budget: int, config: Config, *, path: str | None, store_n
 
 
 def _show(result: ExtractResult, text: str, budget: int, config: Config, *, store_note: str | None = None,
-          cut_note: str | None = None) -> None:
+          cut_note: str | None = None, early: tuple | None = None) -> None:
     """Render ``result.content`` from ``text`` with every note in ``result.notes`` inside the
     budget — the one place a page becomes what the agent sees. The inputs are kept (private,
     until ``web_extract`` returns) so that notes added later, e.g. a failed publish, are
     rendered in by calling this again (``_reshow``) instead of being appended past the budget."""
-    window, result.content = _window(text, budget, config, path=result.path, store_note=store_note,
-                                     cut_note=cut_note, notes=result.notes)
+    if early is not None and early[0] == (result.path, tuple(result.notes), store_note, cut_note):
+        window, result.content = early[1]  # rendered from these very inputs while the page was flushed
+    else:
+        window, result.content = _window(text, budget, config, path=result.path, store_note=store_note,
+                                         cut_note=cut_note, notes=result.notes)
     result.truncated, result.total_chars, result.total_lines = window.truncated, window.total_chars, window.total_lines
     result._render_inputs = (text, budget, config, store_note, cut_note)
 

@@ -16,6 +16,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from webshelf.cache.utf8 import Utf8Text
+
 READ_LIMIT = 500
 NOTE_MAX = 400  # characters of one note shown to the agent (a publish error can quote a long message)
 OUTLINE_INTRO = " Headings in the omitted part:\n"
@@ -57,7 +59,7 @@ class Window:
     outline: list[Heading] = field(default_factory=list)
 
 
-def headings(text: str, first_line: int = 1, last_line: int | None = None, *, limit: int | None = None,
+def headings(text: str | Utf8Text, first_line: int = 1, last_line: int | None = None, *, limit: int | None = None,
              end: int | None = None) -> list[Heading]:
     """ATX headings outside fenced code blocks, with 1-based line numbers, within a range —
     also indented ones and ones inside list items, as a Markdown renderer shows them.
@@ -71,6 +73,8 @@ def headings(text: str, first_line: int = 1, last_line: int | None = None, *, li
     between fenced blocks — a "# " comment in a code block never reaches Python, and neither
     does a line-number count for it. A mark indented 4 columns or more is indented code
     unless it continues a list item (``_in_list_item``)."""
+    if not isinstance(text, str):
+        return _headings_of_page(text, first_line, last_line, limit=limit, end=end)
     found: list[Heading] = []
     line, pos = 1, 0
     stop = _line_end(text, last_line) if end is None else min(end, _line_end(text, last_line) if last_line else end)
@@ -90,6 +94,20 @@ def headings(text: str, first_line: int = 1, last_line: int | None = None, *, li
             if limit is not None and len(found) >= limit:
                 break
     return found
+
+
+def _headings_of_page(page: Utf8Text, first_line: int, last_line: int | None, *, limit: int | None,
+                      end: int | None) -> list[Heading]:
+    """``headings`` of a ``Utf8Text``: with ``last_line`` (the title: the first 200 lines) only
+    those lines are decoded; a whole-page scan (no ``end``, no ``last_line``) runs on the bytes."""
+    from webshelf.core.truncate_utf8 import headings_utf8, line_end_byte
+
+    if last_line is not None:
+        prefix = page.data[:line_end_byte(page.data, last_line)].decode("utf-8")
+        return headings(prefix, first_line, last_line, limit=limit, end=end)
+    if end is None and first_line == 1 and limit is None:
+        return headings_utf8(page.data, len(page.data))
+    return headings(page.text, first_line, last_line, limit=limit, end=end)
 
 
 def _line_end(text: str, last_line: int | None) -> int:
@@ -272,7 +290,7 @@ def _footer(path: str | None, total_chars: int, total_lines: int, head: int, tai
     return "".join(parts)
 
 
-def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75,
+def render(text: str | Utf8Text, budget: int, *, path: str | None, head_ratio: float = 0.75,
            store_note: str | None = None, cut_note: str | None = None, notes: Sequence[str] = ()) -> Window:
     """Return the whole text when it fits, else head/tail windows, a notice and a footer —
     with the ``notes`` inside the budget, never after it.
@@ -282,8 +300,28 @@ def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75
     stored-copy cut note, and may be among ``notes`` too: each note is shown once. A whole
     page with notes is followed by a rule and ``[webshelf] note:`` lines; when page and
     notes do not both fit, the page is cut and the notes go into the footer."""
-    total_chars = len(text)
-    newlines = text.count("\n")  # the one whole-text count: the window line numbers count only the windows
+    if isinstance(text, Utf8Text):  # the stored bytes: decode only the ends when the page is large
+        from webshelf.core.truncate_utf8 import OutOfReach, Utf8Ends
+
+        big = text.chars > budget and len(text.data) > 4 * BYTES_PER_BUDGET_CHAR * (budget + 2)
+        if big:
+            try:
+                return _render(Utf8Ends(text, budget), text.newlines, budget, path=path, head_ratio=head_ratio,
+                               store_note=store_note, cut_note=cut_note, notes=notes)
+            except OutOfReach:  # cannot happen by the sizing; if it does, the decoded page gives the answer
+                pass
+        text = text.text
+    return _render(text, text.count("\n"), budget, path=path, head_ratio=head_ratio, store_note=store_note,
+                   cut_note=cut_note, notes=notes)
+
+
+BYTES_PER_BUDGET_CHAR = 4
+
+
+def _render(text, newlines: int, budget: int, *, path: str | None, head_ratio: float,  # noqa: ANN001 — str | Utf8Ends
+            store_note: str | None, cut_note: str | None, notes: Sequence[str]) -> Window:
+    """``render``'s body; ``text`` is the page or its decoded ends (``truncate_utf8.Utf8Ends``)."""
+    total_chars = len(text)  # ``newlines``: the one whole-text count; the window line numbers count only the windows
     total_lines = newlines + (0 if text.endswith("\n") or not text else 1)
     whole = agent_notes(notes, cut_note=cut_note)
     if total_chars <= budget:
@@ -307,7 +345,7 @@ def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75
     # One heading scan serves both outline passes; it stops where the smallest tail window
     # (room less the largest outline) starts — no heading after that can be omitted.
     _, tail_far = _fit_windows(text, max(room - int(budget * OUTLINE_SHARE), 0), head_ratio)
-    every = headings(text, end=tail_far)
+    every = headings(text, end=tail_far) if isinstance(text, str) else _ends_headings(text, tail_far)
     outline = [h for h in every if head < h.line < tail_start]
     entries = _outline_lines(outline, int(budget * OUTLINE_SHARE) - len(OUTLINE_INTRO) + 1)
     wanted = min(sum(map(len, entries)) + len(OUTLINE_INTRO) - 1, room) if entries else 0
@@ -328,6 +366,12 @@ def render(text: str, budget: int, *, path: str | None, head_ratio: float = 0.75
                    "char_limit.\n")[:budget]
         return Window(content, True, total_chars, total_lines, 0, total_lines + 1, [])
     return Window(content, True, total_chars, total_lines, head, tail_start, outline)
+
+
+def _ends_headings(ends, end: int) -> list[Heading]:  # noqa: ANN001 — truncate_utf8.Utf8Ends
+    from webshelf.core.truncate_utf8 import headings_utf8
+
+    return headings_utf8(ends.page.data, ends.byte_offset(end))
 
 
 def _line_numbers(text: str, head_end: int, tail_pos: int, newlines: int) -> tuple[int, int]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from webshelf.cache import store
 from webshelf.cache.shelf import Shelf, count_lines
@@ -27,3 +29,98 @@ def test_the_index_line_count_is_count_lines(tmp_path, text):
         stored = shelf.put(url="https://example.com/a", final_url=None, title=None, text=text, backend="t",
                            content_type="text/markdown")
     assert stored.record.lines == count_lines(text)
+
+
+@pytest.mark.parametrize("text", ["", "a", "a\n", "é\n\nü — x", "line\n" * 3_000 + "end", "😀\n" * 70_000])
+def test_bytes_are_written_hashed_and_counted_as_the_text_is(tmp_path, text):
+    """write_bytes_hashed (the UTF-8 the cleaner made) gives the file, name and counts that
+    write_text_hashed gives for the same text."""
+    (tmp_path / "b").mkdir()
+    got = store.write_bytes_hashed(tmp_path / "b", text.encode(), lambda h: f"p-{h}.md")
+    want = store.write_text_hashed(tmp_path, text, lambda h: f"p-{h}.md")
+    assert (got[0].name, got[1:]) == (want[0].name, want[1:])
+    assert got[0].read_bytes() == want[0].read_bytes() == text.encode()
+    again = store.write_bytes_hashed(tmp_path, text.encode(), lambda h: f"p-{h}.md")
+    assert again[:2] == (want[0], False) and sorted(p.name for p in tmp_path.iterdir()) == sorted(["b", want[0].name])
+
+
+@pytest.mark.parametrize("text", ["", "x", "x\n", "a\nb", "a\nb\n\n", "é — ü\n" * 500, "line\n" * 400])
+@pytest.mark.parametrize("cap", [None, 1_000])
+def test_a_utf8_page_is_stored_and_indexed_as_its_text_is(tmp_path, text, cap):
+    """Shelf.put(Utf8Text) — written without encoding, or decoded and cut when over the cap —
+    gives the same file and index row as Shelf.put(str)."""
+    from webshelf.cache.utf8 import Utf8Text
+
+    rows = []
+    for name, given in (("s", text), ("u", Utf8Text(text.encode(), len(text)))):
+        with Shelf(tmp_path / name) as shelf:
+            stored = shelf.put(url="https://example.com/a", final_url=None, title="T", text=given, backend="t",
+                               content_type="text/markdown", max_chars=cap, original_chars=None)
+            rows.append((stored.path.name, stored.path.read_bytes(), str(stored.text),
+                         {k: v for k, v in vars(stored.record).items() if k not in ("fetched_at", "last_access")}))
+    assert rows[0] == rows[1]
+    assert rows[1][3]["lines"] == count_lines(rows[1][2]) and rows[1][3]["chars"] == len(rows[1][2])
+
+
+def test_during_runs_while_the_page_is_not_yet_visible_and_its_result_is_returned(tmp_path):
+    from webshelf.cache.utf8 import Utf8Text
+
+    seen = []
+
+    def during(page):
+        seen.append((page.path.exists(), page.record.lines, page.record.chars, page.written))
+        return "window"
+
+    with Shelf(tmp_path) as shelf:
+        stored = shelf.put(url="https://example.com/a", final_url=None, title=None, text=Utf8Text(b"a\nb\n", 4),
+                           backend="t", content_type="text/markdown", during=during)
+        assert stored.during == "window" and stored.path.read_bytes() == b"a\nb\n"
+        assert seen == [(False, 2, 4, True)]  # the name did not exist yet: renamed into place after
+        again = shelf.put(url="https://example.com/a", final_url=None, title=None, text=Utf8Text(b"a\nb\n", 4),
+                          backend="t", content_type="text/markdown", during=during)
+        assert again.written is False and seen[-1] == (True, 2, 4, False) and again.during == "window"
+        assert [p.name for p in shelf.web_dir.iterdir()] == [stored.path.name]  # no temp file left
+
+
+def test_an_error_in_during_is_raised_as_it_is_after_the_page_is_stored(tmp_path):
+    from webshelf.cache.utf8 import Utf8Text
+
+    def during(page):
+        raise KeyError("render failed")
+
+    with Shelf(tmp_path) as shelf:
+        with pytest.raises(KeyError):
+            shelf.put(url="https://example.com/a", final_url=None, title=None, text=Utf8Text(b"x\n", 2),
+                      backend="t", content_type="text/markdown", during=during)
+        assert shelf.reuse("https://example.com/a", 60).text == "x\n"
+
+
+def test_a_failed_flush_is_a_store_error_with_nothing_left_behind(tmp_path, monkeypatch):
+    from webshelf.cache.utf8 import Utf8Text
+    from webshelf.errors import StoreError
+
+    def no_space(fd):
+        raise OSError(28, "No space left on device")
+
+    with Shelf(tmp_path) as shelf:
+        monkeypatch.setattr(store.os, "fsync", no_space)
+        with pytest.raises(StoreError, match="No space left"):
+            shelf.put(url="https://example.com/a", final_url=None, title=None, text=Utf8Text(b"x\n", 2),
+                      backend="t", content_type="text/markdown", during=lambda page: "window")
+        monkeypatch.undo()
+        assert list(shelf.web_dir.iterdir()) == [] and shelf.reuse("https://example.com/a", 60) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "é", "😀", "\n", "word ", "ü\n", "x" * 90]), max_size=300),
+       st.integers(0, 400), st.one_of(st.none(), st.integers(0, 5_000)))
+def test_cutting_the_bytes_gives_the_cut_text(parts, max_chars, original):
+    """cap_utf8 (the cut of a Utf8Text, from its bytes) stores exactly what cap_text stores."""
+    from webshelf.cache.caps import cap_text, cap_utf8
+    from webshelf.cache.utf8 import Utf8Text
+
+    text = "".join(parts)
+    max_chars += 300  # room for the marker line
+    want = cap_text(text, max_chars, original)
+    page, got_original = cap_utf8(Utf8Text(text.encode("utf-8"), len(text)), max_chars, original)
+    assert (page.data, page.chars, got_original) == (want[0].encode("utf-8"), len(want[0]), want[1])

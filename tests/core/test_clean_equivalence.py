@@ -76,3 +76,129 @@ def test_a_page_with_nothing_to_change_comes_back_without_a_copy():
 def test_many_lines_with_trailing_spaces_take_the_per_line_pass_and_agree():
     text = "word  \n" * (C.MAX_EDITS + 10)
     assert C.clean_markdown(text, 300) == reference_clean(text, 300) == "word\n" * (C.MAX_EDITS + 10)
+
+
+# --- the UTF-8 cleaner (core.clean_utf8): the same text, as the bytes the shelf stores ---
+
+from webshelf.core import clean_utf8 as U  # noqa: E402
+
+# Awkward characters for the byte path: Unicode spaces before "\n" (found by their UTF-8),
+# multi-byte characters in long lines (bytes > characters), tabs, fences and headings — and the
+# rare ones that send a page to the str path (CRLF, U+2028, zero-width, data images).
+AWKWARD = PIECES + ["\xa0", "\u2003 \n", "\u3000\n", "\u202f\n", "\ufeff", "\u2060", "\t", "~~~\n", "```py\n",
+                    "  # h\n", "é" * 600, "😀" * 400, "ü " * 700, "x " * 700 + "\n", "\u3000" * 5 + "\n",
+                    f'<\u0130MG src="data:image/png;base64,{B64}">', f"<\u0131mg alt=d src=data:image/gif;base64,{B64}>",
+                    "<i>data: not an image</i>", "<a href=x>"]
+RARE = ("\r", "\u2028", "\x85", "\x0c", "\x1f", "\u200b", "\ufeff", "\u2060", "data:")
+COMMON = [p for p in AWKWARD if not any(r in p for r in RARE)]
+
+
+def _same(text: str, width: int) -> None:
+    page, ref = U.clean_utf8(text, width), C.clean_markdown(text, width)
+    assert page.data == ref.encode("utf-8") and page.chars == len(ref) and page.text == ref
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(AWKWARD), max_size=150), st.integers(1, 1_200))
+def test_utf8_cleaning_gives_clean_markdowns_text_as_bytes(parts, width):
+    _same("".join(parts), width)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(COMMON), max_size=150), st.integers(126, 1_200))
+def test_utf8_cleaning_on_the_byte_path_gives_clean_markdowns_text(parts, width):
+    """Pages without a rare rule: the edits are made on the bytes (the str cleaner never runs)."""
+    text = "".join(parts)
+    ref = C.clean_markdown(text, width)
+    calls = []
+    original = U._c.clean_markdown
+    U._c.clean_markdown = lambda *a: calls.append(a) or original(*a)
+    try:
+        page = U.clean_utf8(text, width)
+    finally:
+        U._c.clean_markdown = original
+    assert not calls
+    assert page.data == ref.encode("utf-8") and page.chars == len(ref)
+
+
+NO_IMAGES = [p for p in AWKWARD if "data:" not in p] + ["\r\n\r\n\r\n", "\u2029", "\x0b", "\x1c", "\x00",
+                                                       "\x9b", "\u00ad", "\U000e0041", "a\u200b \n", " \ufeff\n"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(NO_IMAGES), max_size=150), st.integers(126, 1_200))
+def test_line_separators_and_invisible_characters_are_handled_on_the_bytes(parts, width):
+    """CR, CRLF, U+2028/2029, NEL, VT, FF, U+001C–1E → "\\n" and invisible characters dropped,
+    on the bytes (the str cleaner never runs), with clean_markdown's result."""
+    text = "".join(parts)
+    ref = C.clean_markdown(text, width)
+    calls = []
+    original = U._c.clean_markdown
+    U._c.clean_markdown = lambda *a: calls.append(a) or original(*a)
+    try:
+        page = U.clean_utf8(text, width)
+    finally:
+        U._c.clean_markdown = original
+    assert not calls
+    assert page.data == ref.encode("utf-8") and page.chars == len(ref)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=2_000), st.integers(1, 400))
+def test_utf8_cleaning_agrees_on_any_text(text, width):
+    _same(text, width)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(AWKWARD), max_size=200), st.integers(200, 3_000))
+def test_utf8_cleaning_for_store_cleans_the_same_prefix(parts, max_chars):
+    text = "".join(parts) * 3
+    page, raw = U.clean_utf8_for_store(text, 126, max_chars)
+    ref, ref_raw = C.clean_for_store(text, 126, max_chars)
+    assert (page.data, page.chars, raw) == (ref.encode("utf-8"), len(ref), ref_raw)
+
+
+def test_a_surrogate_is_replaced_as_the_str_cleaner_replaces_it():
+    _same("a\ud800b \nc\n", 1_000)
+
+
+def test_long_lines_of_multibyte_characters_at_every_offset_against_the_blocks():
+    width = 200
+    for lead in range(0, 260, 7):
+        for extra in (-1, 0, 1, 2, 50):
+            _same("a\n" * lead + "é" * (width + extra) + "\n" + "b" * lead + "\n", width)
+            _same("a " * lead + "😀" * (width + extra), width)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(COMMON), max_size=150), st.integers(126, 1_200))
+def test_utf8_cleaning_without_simd_search_gives_the_same(parts, width):
+    """Without stringzilla (cache.fastbytes falls back to bytes.find), the same text."""
+    view = U.view
+    U.view = lambda data: data
+    try:
+        _same("".join(parts), width)
+    finally:
+        U.view = view
+
+
+def test_html_images_whose_tag_starts_with_a_dotted_or_dotless_i_are_replaced():
+    """(?i)i matches U+0130 and U+0131 too: the byte gate must let the regex see those tags."""
+    for tag in ("<\u0130MG", "<\u0131mg", "<IMG", "<img"):
+        text = f'prose with data: in it\n{tag} alt="x" src="data:image/png;base64,{B64}">\n'
+        assert "[IMAGE: x]" in C.clean_markdown(text)
+        _same(text, 1_000)
+
+
+def test_a_page_with_typographic_quotes_html_and_data_in_prose_stays_on_the_byte_path():
+    """The bench's kind of page (pydocs): curly quotes (unusual characters, none rare), "<int>"
+    and "metadata:" in prose — the image gates must not send it to the str cleaner."""
+    page = ("It’s “quoted” — see <int> and <i>x</i>; metadata: value.  \n" * 500) + "end\n"
+    calls = []
+    original = U._c.clean_markdown
+    U._c.clean_markdown = lambda *a: calls.append(a) or original(*a)
+    try:
+        got = U.clean_utf8(page)
+    finally:
+        U._c.clean_markdown = original
+    assert not calls and got.text == original(page)

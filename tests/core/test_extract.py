@@ -167,3 +167,30 @@ def test_a_meta_charset_of_utf16_in_an_ascii_page_means_utf8(server, config):
     [r] = web_extract_sync([server.route("/meta16.html", Response(html, headers={"Content-Type": "text/html"}))],
                            config=config)
     assert "Run pip install webshelf — then read." in r.content
+
+
+@pytest.mark.parametrize("cap", [60_000_000, 30_000])
+def test_the_window_rendered_while_the_page_is_flushed_is_the_one_rendered_after(tmp_path, monkeypatch, cap):
+    """_finish renders the window inside Shelf.put (overlapping the fsync) and uses it only
+    when its inputs are the final ones: the content equals a render of the stored page, and the
+    page is rendered once; a cut page (cap) carries the cut note either way."""
+    import time
+
+    from webshelf.cache.shelf import Shelf
+    from webshelf.core import extract
+    from webshelf.core.config import Config
+    from webshelf.core.models import Page
+
+    config = Config.model_validate({"cache": {"max_file_chars": cap}}).with_home(tmp_path)
+    body = "".join(f"## Part {i} é\n\n" + "word " * 40 + "\n\n```\n# code\n```\n\n" for i in range(2_000))
+    page = Page(url="https://example.com/big", final_url="https://example.com/big", markdown=body)
+    calls = []
+    real = extract._window
+    monkeypatch.setattr(extract, "_window", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    with Shelf(tmp_path) as shelf:
+        result = extract._finish(page, shelf, None, 15_000, config, "local", time.perf_counter())
+    assert len(calls) == 1 and result.truncated and result.path
+    stored = Path(result.path).read_text(encoding="utf-8")
+    cut = extract._cut_note(len(body) if len(body) > cap else None, config)
+    assert (cut is not None) == (cap < len(body)) and result.notes == ([cut] if cut else [])
+    assert result.content == real(stored, 15_000, config, path=result.path, cut_note=cut, notes=result.notes)[1]
