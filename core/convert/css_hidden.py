@@ -250,7 +250,7 @@ def may_hide(body: str) -> bool:
             continue
         if name == "display" and "none" in value or name == "visibility" and ("hidden" in value or "collapse" in value):
             return True
-        if name in ("opacity", "font-size") and value[:1] in "0.":
+        if name in ("opacity", "font-size") and value[:1] in "0.+":  # (+0 is 0)
             return True
         if name == "font-size" and "%" in value:
             return True
@@ -276,8 +276,45 @@ _MAY_HIDE_QUICK = re.compile(r"display\s*:[^;{}]*none|visibility|opacity|font-si
                              r"#(?:[0-9a-f]{3}0|[0-9a-f]{6}00)\b|:\s*-|overflow|\\|/\*", re.IGNORECASE)
 # (``\s`` and ``[^;{}]`` never take a brace: every match lies inside one block's text.)
 MAYBE_SHOWS = re.compile(r"display|visibility|opacity|\\", re.IGNORECASE)
-_MAY_HIDE_QUICK_LOW = re.compile(_MAY_HIDE_QUICK.pattern)  # for text already lower-cased
-_MAYBE_SHOWS_LOW = re.compile(MAYBE_SHOWS.pattern)
+
+
+def _after_break(name: str) -> str:
+    """``name`` as a whole property name: preceded by whitespace, ``;``, ``{`` or the start (the
+    only places ``may_hide`` finds a name, after ``split(";")`` and ``strip()``). Written as a
+    look-behind *after* the literal, so the pattern still starts with it and ``re`` can search
+    for the literal fast."""
+    return f"{re.escape(name)}(?<![^\\s;{{]{re.escape(name)})"
+
+
+# The sheet scan's pre-filter (``sheet_rules``): one pattern per ``may_hide`` test, each a superset
+# of the texts that test accepts, each starting with a literal (``re`` then skips to it at C
+# speed; one alternation of them all tries every branch at every position and cost three times
+# as much). Comments are gone before the scan; a backslash (escapes) always passes.
+_SHEET_HIDES = (
+    ("display", r"display\s*:[^;{}]*none"), ("visibility", r"visibility\s*:[^;{}]*(?:hidden|collapse)"),
+    ("opacity", r"opacity\s*:\s*[0.+]"), ("font-size", r"font-size\s*:\s*[0.+]"), ("font-size", r"font-size\s*:[^;{}]*%"),
+    ("transform", r"transform\s*:[^;{}]*scale"), ("clip", r"clip(?:-path)?\s*:"),
+    ("color", _after_break("color") + r"\s*:[^;{}]*(?:transparent|rgb|hsl|#(?:[0-9a-f]{3}0|[0-9a-f]{6}00)\b)"),
+    *((name, _after_break(name) + r"\s*:\s*-") for name in sorted(_OFFSCREEN_PROPS)),
+    ("overflow", _after_break("overflow") + r"\s*:[^;{}]*(?:hidden|clip)"), ("\\", r"\\"),
+)
+_SHEET_SHOWS = (("display", "display"), ("visibility", "visibility"), ("opacity", "opacity"), ("\\", r"\\"))
+# (lower-cased text: literal and pattern; other text: no literal test, the pattern ignoring case)
+_SCAN_LOW = {key: tuple((lit, re.compile(rx)) for lit, rx in pats) for key, pats in
+             (("hides", _SHEET_HIDES), ("shows", _SHEET_SHOWS))}
+_SCAN_ANY = {key: tuple(("", re.compile(rx, re.IGNORECASE)) for _, rx in pats) for key, pats in
+             (("hides", _SHEET_HIDES), ("shows", _SHEET_SHOWS))}
+
+
+def _positions(patterns: tuple, text: str) -> list[int]:
+    """Sorted start positions of every match of any of ``patterns`` (no match crosses a brace,
+    so "a block matches" is "a position falls inside it")."""
+    found: list[int] = []
+    for literal, rx in patterns:
+        if literal in text:  # ("" is in every text)
+            found.extend(m.start() for m in rx.finditer(text))
+    found.sort()
+    return found
 
 
 def specificity(selector: str) -> tuple[int, int, int]:
@@ -354,10 +391,9 @@ def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
         # Case is folded once for the whole sheet (``re.IGNORECASE`` is ~7× slower); a sheet whose
         # lower-casing changes its length (a rare non-ASCII letter such as "İ") is searched as is.
         low = css.lower()
-        quick_rx, shows_rx = (_MAY_HIDE_QUICK_LOW, _MAYBE_SHOWS_LOW) if len(low) == len(css) else (_MAY_HIDE_QUICK, MAYBE_SHOWS)
-        text = low if len(low) == len(css) else css
-        quick = [m.start() for m in quick_rx.finditer(text)]
-        maybe_shows = [m.start() for m in shows_rx.finditer(text)]
+        scan, text = (_SCAN_LOW, low) if len(low) == len(css) else (_SCAN_ANY, css)
+        quick = _positions(scan["hides"], text)
+        maybe_shows = _positions(scan["shows"], text)
         start = 0
         find = css.find
         for m in _BRACE.finditer(css):
@@ -459,16 +495,18 @@ def overridden(node, rule: SheetRule, showers: "dict[str, list[SheetRule]] | Sho
     if not props or any(p not in SINGLE for p in props) or Declarations(
             {k: v for k, v in values.items() if k not in SINGLE}).hides():
         return False
+    matches = getattr(showers, "matches", None) or _rule_matches  # a page's showers know their elements
     for prop in props:
         important = values[prop][1]
         if inline is not None and inline.shows(prop) and (not important or inline.values[prop][1]):
             continue
         rank = (important, rule.specificity, rule.order)
         later = (rule.specificity, rule.order)
-        others = showers.get(prop, ()) if isinstance(showers, dict) else showers.candidates(prop)
+        others = showers.get(prop, ()) if isinstance(showers, dict) else \
+            showers.for_node(prop, node) if hasattr(showers, "for_node") else showers.candidates(prop)
         if not any(other is not rule
                    and ("!" in other.body or (not important and (other.specificity, other.order) > later))
-                   and _matches(node, other.selector)
+                   and matches(node, other)
                    and other.declarations.shows(prop)
                    and (other.declarations.values[prop][1], other.specificity, other.order) > rank
                    for other in others):
@@ -476,8 +514,18 @@ def overridden(node, rule: SheetRule, showers: "dict[str, list[SheetRule]] | Sho
     return True
 
 
-def _matches(node, selector: str) -> bool:  # noqa: ANN001
+def _rule_matches(node, rule: SheetRule) -> bool:  # noqa: ANN001
+    return element_matches(node, rule.selector)
+
+
+def element_matches(node, selector: str) -> bool:  # noqa: ANN001
+    """Does ``selector`` match ``node`` itself? Not ``node.css_matches``, which is true when the
+    selector matches any element of the node's subtree (a hidden box holding one element that a
+    showing rule matched was taken as shown again, and its hidden text was kept). Lexbor's search
+    from a node tries the node first, then its descendants in document order, and stops at the
+    first match: the node matches iff that first match is the node."""
     try:
-        return bool(node.css_matches(selector))
+        first = node.css_first(selector)
     except Exception:  # noqa: BLE001 — selectolax raises its own error for selectors lexbor cannot parse
         return False
+    return first is not None and first.mem_id == node.mem_id

@@ -1,0 +1,189 @@
+"""Issue 14's speed goal and issue 15's CPU per page: what hidden-content removal costs per WCXB
+dev page, before and after, in one run — and whether it still removes the same elements.
+
+Variants, each on its own fresh Lexbor tree of the page (the parse is not timed), the per-process
+memo cleared before every call (cold: every page is a site seen for the first time — WCXB dev has
+one or two pages per site, so a warm memo would flatter us):
+
+- ``lexbor parse`` of the page: the baseline every ratio is to;
+- ``before``: ``drop_hidden_in`` as of ``--before`` (default ``main``), loaded from git into this
+  process;
+- ``before, exact match``: the same code with its one bug fixed — its cascade check asked
+  ``node.css_matches(selector)``, which is true when the selector matches *any element of the
+  node's subtree*, so a hidden box holding one element that a showing rule matched was taken as
+  shown again and kept. This variant is the reference the new code must equal, element for
+  element;
+- ``after``: today's ``drop_hidden_in``.
+
+Variants run interleaved page by page, so machine load falls on all of them alike. ``--stages``
+adds today's breakdown (sheet scan, page keys, selector matching, cascade, inline styles, the
+rest). ``--markdown`` also converts every page (``html_to_markdown`` with each variant as its
+``prepare``) and counts identical Markdown. Run:
+
+    nice -n 10 .venv/bin/python bench/hidden_cost.py [--pages N] [--before REV] [--stages] [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import statistics
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from selectolax.lexbor import LexborHTMLParser  # noqa: E402
+
+from tests import corpus  # noqa: E402
+from webshelf.core.convert import css_hidden, html_hidden  # noqa: E402
+from webshelf.core.convert.by_type import decode  # noqa: E402
+from webshelf.core.convert.html_markdown import html_to_markdown  # noqa: E402
+
+EXACT = {"return bool(node.css_matches(selector))":
+         "first = node.css_first(selector)\n        return first is not None and first.mem_id == node.mem_id"}
+
+
+def _old_module(name: str, rev: str, path: str, replace: dict[str, str]) -> types.ModuleType:
+    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True, text=True,
+                            check=True).stdout
+    for old, new in replace.items():
+        if old not in source:
+            raise SystemExit(f"{rev}:{path} has no {old!r} to replace")
+        source = source.replace(old, new)
+    module = types.ModuleType(name)
+    module.__file__ = f"<{rev}:{path}>"
+    sys.modules[name] = module
+    exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 — our own code at an older commit
+    return module
+
+
+def old_variant(rev: str, tag: str, exact: bool) -> tuple:
+    """(drop_hidden_in, clear_memo) of ``rev``'s html_hidden/css_hidden, optionally with the
+    exact-match fix."""
+    css = _old_module(f"_css_hidden_{tag}", rev, "core/convert/css_hidden.py", EXACT if exact else {})
+    hidden = _old_module(f"_html_hidden_{tag}", rev, "core/convert/html_hidden.py",
+                         {"webshelf.core.convert.css_hidden": f"_css_hidden_{tag}"})
+    return hidden.drop_hidden_in, css.clear_memo
+
+
+class Stages:
+    """Today's time per stage, by wrapping the functions ``drop_hidden_in`` calls (nested calls
+    are counted once, in the outermost stage that holds them)."""
+
+    NAMES = {"page_sheets": "sheet scan (page_sheets)", "_PageKeys": "page keys (class/id index)",
+             "_matching": "selector matching (hiding rules)", "overridden": "cascade (overridden, incl. showers)",
+             "invisible_style": "inline styles"}
+
+    def __init__(self) -> None:
+        self.total: collections.Counter = collections.Counter()
+        self._depth = 0
+        for name in self.NAMES:
+            setattr(html_hidden, name, self._wrap(getattr(html_hidden, name), name))
+
+    def _wrap(self, fn, name: str):  # noqa: ANN001, ANN202
+        def run(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            if self._depth:
+                return fn(*args, **kwargs)
+            self._depth += 1
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.total[name] += time.perf_counter() - t0
+                self._depth -= 1
+        return run
+
+
+def _timed(fn, *args) -> float:  # noqa: ANN001
+    t0 = time.perf_counter()
+    fn(*args)
+    return (time.perf_counter() - t0) * 1000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pages", type=int, default=0, help="first N WCXB dev pages by id (0: all)")
+    ap.add_argument("--before", default="main")
+    ap.add_argument("--stages", action="store_true")
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args()
+    before, before_clear = old_variant(args.before, "before", exact=False)
+    exact, exact_clear = old_variant(args.before, "exact", exact=True)
+    stages = Stages() if args.stages else None
+    variants = {"before": (before, before_clear), "exact": (exact, exact_clear),
+                "after": (html_hidden.drop_hidden_in, css_hidden.clear_memo)}
+    ids = sorted(corpus.wcxb_metadata())
+    ids = ids[:args.pages] if args.pages else ids
+    ms: dict[str, list[float]] = {k: [] for k in ("parse", *variants)}
+    same_tree = {"before": 0, "exact": 0}
+    same_md = {"before": 0, "exact": 0}
+    differ: dict[str, list[str]] = {"before": [], "exact": []}
+    after_total = 0.0
+    for fid in ids:
+        body = corpus.wcxb_html(fid)
+        if body is None:
+            continue
+        html = decode(body, "utf-8", html=True)
+        t0 = time.perf_counter()
+        LexborHTMLParser(html)
+        ms["parse"].append((time.perf_counter() - t0) * 1000)
+        out = {}
+        for name, (drop, clear) in variants.items():
+            tree = LexborHTMLParser(html)
+            clear()
+            ms[name].append(_timed(drop, tree, html))
+            out[name] = tree.html
+        after_total += ms["after"][-1]
+        for name in same_tree:
+            if out[name] == out["after"]:
+                same_tree[name] += 1
+            else:
+                differ[name].append(fid)
+        if args.markdown:
+            url = f"https://example.com/{fid}"
+            mds = {}
+            if stages is not None:
+                stages._depth += 1  # conversions are not part of the per-stage times
+            for name, (drop, clear) in variants.items():
+                clear()
+                mds[name] = html_to_markdown(html, url, prepare=drop)
+            if stages is not None:
+                stages._depth -= 1
+            for name in same_md:
+                same_md[name] += mds[name] == mds["after"]
+    n = len(ms["parse"])
+    base = statistics.mean(ms["parse"])
+    print(f"{n} WCXB dev pages, cold memo; before = {args.before}")
+    print("| what | mean ms/page | median ms/page | p95 ms/page | mean / parse |")
+    print("|---|---:|---:|---:|---:|")
+    labels = {"parse": "lexbor parse (baseline)", "before": f"drop_hidden_in before ({args.before})",
+              "exact": f"drop_hidden_in before ({args.before}), exact-match fix only",
+              "after": "drop_hidden_in after"}
+    for key, label in labels.items():
+        values = sorted(ms[key])
+        p95 = values[int(0.95 * (len(values) - 1))]
+        print(f"| {label} | {statistics.mean(values):.2f} | {statistics.median(values):.2f} | {p95:.2f} | "
+              f"{statistics.mean(values) / base:.1f}× |")
+    print(f"\nafter / before (mean): {statistics.mean(ms['after']) / statistics.mean(ms['before']):.2f}; "
+          f"after / exact-fix (mean): {statistics.mean(ms['after']) / statistics.mean(ms['exact']):.2f}")
+    print(f"trees identical to after: before {same_tree['before']}/{n}, exact-fix {same_tree['exact']}/{n}")
+    for name in differ:
+        if differ[name]:
+            print(f"  differ from {name}: {' '.join(differ[name][:40])}{' …' if len(differ[name]) > 40 else ''}")
+    if args.markdown:
+        print(f"Markdown identical to after: before {same_md['before']}/{n}, exact-fix {same_md['exact']}/{n}")
+    if stages is not None:
+        print("\nafter, per stage (mean ms/page):")
+        for name, label in Stages.NAMES.items():
+            print(f"  {label}: {stages.total[name] / n * 1000:.2f}")
+        rest = after_total / 1000 - sum(stages.total.values())
+        print(f"  the rest (always-dropped, comments, order, decompose, merge): {rest / n * 1000:.2f}")
+
+
+if __name__ == "__main__":
+    main()

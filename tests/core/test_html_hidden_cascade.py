@@ -1,0 +1,90 @@
+"""Hidden-content removal's cheap paths (issue 14's speed goal) judge exactly as the full ones.
+
+- The cascade asks whether a showing rule matches the hidden element *itself*: selectolax's
+  ``node.css_matches`` is true when the selector matches anything in the node's subtree, which
+  let a hidden box holding one element that a showing rule matched keep its hidden text.
+- Keyed selectors tested element by element (``_PageKeys``, at most ``FEW`` elements) give what one
+  lexbor query of the whole tree gives.
+- The sheet scan's per-test patterns pass every block ``may_hide`` accepts (they only skip text
+  the full rules would reject).
+"""
+
+from __future__ import annotations
+
+import pytest
+from selectolax.lexbor import LexborHTMLParser
+
+from tests import corpus
+from tests.core.test_convert_one_parse import PAGES, SELECTOR_CASES
+from webshelf.core.convert import css_hidden, html_hidden
+from webshelf.core.convert.by_type import decode
+from webshelf.core.convert.css_hidden import element_matches, may_hide, sheet_rules
+from webshelf.core.convert.html_hidden import drop_hidden
+
+
+def test_a_shown_descendant_does_not_unhide_its_hidden_box():
+    page = ('<style>.ad{display:none} .show{display:block}</style>'
+            '<div class="ad">SECRET<span class="show">x</span></div><p>visible</p>')
+    out = drop_hidden(page)
+    assert "SECRET" not in out and "visible" in out
+
+
+def test_a_showing_rule_on_the_element_itself_still_wins():
+    page = '<style>.ad{display:none} div.ad.on{display:block}</style><div class="ad on">shown again</div>'
+    assert "shown again" in drop_hidden(page)
+
+
+def test_element_matches_is_about_the_element_not_its_subtree():
+    tree = LexborHTMLParser('<div class="b" id="o"><div class="a"><p class="b" id="i">x</p></div></div>')
+    outer, inner = tree.css_first("#o"), tree.css_first("#i")
+    assert outer.css_matches(".a .b")  # selectolax: something in the subtree matches
+    assert not element_matches(outer, ".a .b") and element_matches(inner, ".a .b")
+    assert element_matches(outer, "div.b") and not element_matches(outer, "p")
+    assert not element_matches(outer, "p:unknown-pseudo(")  # a selector lexbor cannot parse matches nothing
+
+
+def _pages() -> list[str]:
+    pages = []
+    for fid in sorted(corpus.wcxb_metadata())[:12]:
+        body = corpus.wcxb_html(fid)
+        if body is not None:
+            pages.append(decode(body, "utf-8", html=True))
+    pages += list(PAGES.values())
+    pages += [f"<style>{selector} {{display:none}} .x {{display:block}}</style>{body}<p>visible</p>"
+              for selector, body in SELECTOR_CASES]
+    return pages
+
+
+@pytest.mark.parametrize("index", range(len(_pages())))
+def test_element_by_element_matching_equals_one_query(monkeypatch, index):
+    page = _pages()[index]
+    css_hidden.clear_memo()
+    default = drop_hidden(page)
+    monkeypatch.setattr(html_hidden, "FEW", 0)  # every selector: one lexbor query of the tree
+    css_hidden.clear_memo()
+    assert drop_hidden(page) == default
+    monkeypatch.setattr(html_hidden, "FEW", 10**9)  # every keyed selector: element by element
+    css_hidden.clear_memo()
+    assert drop_hidden(page) == default
+
+
+HIDING_BODIES = ["display:none", "DISPLAY : NONE", "display:block;display:none", "visibility:hidden",
+                 "visibility: collapse", "opacity:0", "opacity:.01", "opacity:+0", "font-size:0", "font-size:.5px",
+                 "font-size:5%", "transform:scale(0)", "transform: translate(0) scaleX(0)", "clip:rect(0 0 0 0)",
+                 "clip-path:inset(50%)", "color:transparent", "color:#0000", "color:#ff000000",
+                 "color:rgba(0,0,0,0)", "color:hsla(0,0%,0%,0)", "left:-9999px", "top:-1000px", "right : -2000px",
+                 "text-indent:-9999em", "margin-left:-5000px", "width:0;overflow:hidden", "height:0;overflow:clip",
+                 "max-height:0;overflow:hidden", "disp\\lay:none", "\n  color : transparent", "a:b;color:rgb(0 0 0/0)"]
+
+
+@pytest.mark.parametrize("body", HIDING_BODIES)
+def test_sheet_scan_keeps_every_block_may_hide_accepts(body):
+    assert may_hide(body.lower()) or "\\" in body  # (the list is of hiding bodies)
+    for css in (f".x{{{body}}}", f"@media screen{{.x{{{body}}}}}", f".x{{{body.upper()}}}",
+                f".İ, .x{{{body}}}"):  # upper case; a non-ASCII letter whose lower-casing changes the length
+        hiding, _ = sheet_rules([css])
+        assert [r.selector for r in hiding][-1:] == [".x"], css
+
+
+def test_opacity_plus_zero_in_a_sheet_hides():
+    assert "SECRET" not in drop_hidden('<style>.h{opacity:+0}</style><p class="h">SECRET</p><p>visible</p>')
