@@ -33,11 +33,12 @@ for ``display``, ``visibility`` and ``opacity`` (``overridden``); an inline ``st
 sheet unless the sheet says ``!important``. The work is bounded: at most ``MAX_SHEET_CHARS`` of
 CSS and ``MAX_RULES`` rules are read per page.
 
-Cost (issue 15; bench/convert_cost.py): tinycss2 is pure Python, so it reads only what may
-matter. A sheet is scanned at its braces, and one case-folded regex pass over the whole sheet
-flags the blocks whose text could hide (a superset of ``may_hide``) or show; only those are cut
-out and judged, and only their relevant declarations are ever tokenized, on first use. Inline
-styles that name no property able to hide are never tokenized. Parsed blocks, inline verdicts
+Cost (issues 14, 15; bench/hidden_cost.py, bench/convert_cost.py): tinycss2 is pure Python, so
+it reads only what may matter. A sheet is scanned at its braces, and case-folded regex passes
+over the whole sheet (one literal-led pattern per ``may_hide`` test, ``_SHEET_HIDES``) flag the
+blocks whose text could hide or show; only those are cut out and judged, and only their relevant
+declarations are ever tokenized, on first use. Inline styles that name no property able to hide,
+or that ``may_hide`` rejects, are never tokenized. Parsed blocks, inline verdicts
 and whole pages' sheets (``page_sheets``, keyed by a digest of their text: a site repeats its
 sheets) are memoised per process, bounded. None of this changes a verdict: the pre-filters only
 skip text that the full rules would reject (tests/core/test_convert_one_parse.py).

@@ -11,6 +11,13 @@ per page: core/convert/html_markdown.py hands it its tree); ``drop_hidden(html) 
 same as HTML → HTML for callers that hold a string (Markdown's inline HTML, documents).
 The sheet work is memoised per process (core/convert/css_hidden.py ``page_sheets``): a site's
 pages share their sheets.
+
+Cost (issue 14's speed goal, bench/hidden_cost.py): a sheet rule reaches lexbor only if the
+classes and ids its rightmost compound needs exist in the page (``_PageKeys``), each selector is
+queried once per page, and the cascade (``css_hidden.overridden``) asks a showing rule about a
+hidden element only if the element itself carries the rule's keys, answering from the
+selector's matched set — never ``node.css_matches``, which is true for a match anywhere in the
+node's subtree. Comments and the document order come from one walk over the elements.
 """
 
 from __future__ import annotations
