@@ -26,7 +26,9 @@ drop real text or keep hidden text, so it is left visible) and layout that only 
 engine knows (an element covered by another). Those need a browser; the browser backend renders.
 
 Sheets (``hiding_selectors``): top-level rules and rules inside ``@media`` for ``all``/``screen``
-(not ``print``, not size queries — those hide only on some screens). A selector with a
+(not ``print``, not size queries — those hide only on some screens); a rule that shows an
+element again counts inside any screen ``@media`` too (``SHOW_ON_SOME_SCREENS``: shown on some
+screens is not hidden). A selector with a
 pseudo-element or a state pseudo-class (``:hover``, ``:focus``, …) is skipped: it does not hide
 the element as served. A later or more specific rule that shows the element again is honoured
 for ``display``, ``visibility`` and ``opacity`` (``overridden``); an inline ``style`` beats the
@@ -343,6 +345,23 @@ def _media_applies(prelude: str) -> bool:
     return text in ("@media all", "@media screen", "@media only screen", "@supports") or text.startswith("@supports ")
 
 
+# A rule that *shows* an element inside a conditional ``@media`` (a width, a colour scheme) counts:
+# the element is visible on some screens, so it is no hiding place. Responsive pages hide a block
+# in the base sheet and show it from a width on (``.x{display:none} @media (min-width:960px)
+# {.x{display:block}}``: CSS-in-JS product pages put their whole description there); counting
+# only unconditional rules dropped what every desktop reader sees. Hiding rules stay
+# unconditional only. (False gives the judgement before this rule, for bench/hidden_cost.py.)
+SHOW_ON_SOME_SCREENS = True
+
+
+def _media_may_apply(prelude: str) -> bool:
+    """Could this ``@media``/``@container``/``@supports`` block apply on some screen? (Not print or speech.)"""
+    text = " ".join(prelude.lower().split())
+    if not text.startswith(("@media", "@container", "@supports")):
+        return False
+    return not any(word in text for word in ("print", "speech", "not all"))
+
+
 @dataclass(frozen=True)
 class Sheets:
     """The judged rules of one page's sheets: ``hiding`` and ``showing`` (document order, one
@@ -397,9 +416,9 @@ def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
         css = _CSS_COMMENT.sub("", sheet[:budget])
         budget -= len(css)
         # The open blocks: (is an at-rule, applies, prelude start, prelude end, prelude follows
-        # at-statements). A prelude's text is cut only for a block that is judged or an at-rule:
-        # a Python step per block of a framework sheet was most of this scan.
-        stack: list[tuple[bool, bool, int, int, bool]] = []
+        # at-statements, may show). A prelude's text is cut only for a block that is judged or an
+        # at-rule: a Python step per block of a framework sheet was most of this scan.
+        stack: list[tuple[bool, bool, int, int, bool, bool]] = []
         # Where the cheap tests can match, found in one C-speed pass over the whole sheet (no match
         # crosses a brace, so "a block matches" is "a match starts inside it"), instead of a
         # search per block: most blocks of a framework sheet match neither and are skipped.
@@ -416,6 +435,7 @@ def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
             if m.group() == "{":
                 after_statements = not stack or stack[-1][0]  # at top level or in an at-rule: ``;`` ends statements
                 parent = stack[-1][1] if stack else True
+                parent_shows = stack[-1][5] if stack else True
                 if find("@", start, pos) >= 0:
                     prelude = css[start:pos]
                     if after_statements:
@@ -425,17 +445,19 @@ def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
                 else:
                     is_at = False  # no "@" in the text: a style rule
                 applies = parent and (not is_at or _media_applies(prelude))
+                may_show = (applies or (parent_shows and SHOW_ON_SOME_SCREENS and _media_may_apply(prelude))) if is_at \
+                    else parent_shows
                 if not after_statements:
-                    applies = False  # a nested rule inside a style rule: not judged
-                stack.append((is_at, applies, start, pos, after_statements))
+                    applies = may_show = False  # a nested rule inside a style rule: not judged
+                stack.append((is_at, applies, start, pos, after_statements, may_show))
                 start = m.end()
                 continue
             if not stack:
                 start = m.end()
                 continue
-            is_at, applies, p_start, p_end, after_statements = stack.pop()
+            is_at, applies, p_start, p_end, after_statements, may_show = stack.pop()
             start_body, start = start, m.end()
-            if is_at or not applies:
+            if is_at or not may_show:
                 continue
             in_quick, in_shows = _inside(quick, start_body, pos), _inside(maybe_shows, start_body, pos)
             if not (in_quick or in_shows):
@@ -443,7 +465,7 @@ def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
             body = css[start_body:pos]
             if not body.strip():
                 continue
-            hides = in_quick and may_hide(body)
+            hides = applies and in_quick and may_hide(body)
             shows = in_shows
             if not (hides or shows):
                 continue

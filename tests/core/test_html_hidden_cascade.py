@@ -96,3 +96,26 @@ def test_sheet_rules_that_hide_with_few_digits_hide(body):
 @pytest.mark.parametrize("body", ["left:-10px", "margin-left:-15px", "text-indent:-2em", "opacity:+1"])
 def test_sheet_rules_that_do_not_hide_keep_their_text(body):
     assert "kept" in drop_hidden(f'<style>.h{{{body}}}</style><p class="h">kept</p>')
+
+
+RESPONSIVE = [
+    # hidden in the base sheet, shown from a width on: every desktop reader sees it
+    (".d{display:none} @media (min-width:960px){.d{display:block}}", '<div class="d">DESKTOP text</div>', True),
+    (".d{display:none} @media screen and (min-width:960px){@supports (display:grid){.d{display:grid}}}",
+     '<div class="d">DESKTOP text</div>', True),
+    (".d{visibility:hidden} @media (prefers-color-scheme:dark){.d{visibility:visible}}", '<p class="d">DARK text</p>', True),
+    # shown only in print, or by a rule that comes first / is less specific: still hidden
+    (".d{display:none} @media print{.d{display:block}}", '<div class="d">SECRET</div>', False),
+    ("@media (min-width:960px){.d{display:block}} .d{display:none}", '<div class="d">SECRET</div>', False),
+    ("#i.d{display:none} @media (min-width:960px){.d{display:block}}", '<div id="i" class="d">SECRET</div>', False),
+    # hidden only on some screens: not a hiding place (as before)
+    ("@media (max-width:600px){.m{display:none}}", '<div class="m">MOBILE-hidden text</div>', True),
+]
+
+
+@pytest.mark.parametrize(("css", "body", "kept"), RESPONSIVE)
+def test_shown_on_some_screens_is_not_hidden(css, body, kept):
+    css_hidden.clear_memo()
+    out = drop_hidden(f"<style>{css}</style>{body}<p>visible</p>")
+    text = body.split(">", 1)[1].split("<", 1)[0]
+    assert (text in out) is kept
