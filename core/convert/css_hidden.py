@@ -507,6 +507,14 @@ class Showers:
             found = self._by_prop[prop] = [r for r in self._showing if prop in r.body.lower() or "\\" in r.body]
         return found
 
+    def for_node(self, prop: str, node) -> list[SheetRule]:  # noqa: ANN001, ARG002 — a page's showers narrow by node
+        """The candidates that may match ``node`` (here: all; html_hidden's page showers index them)."""
+        return self.candidates(prop)
+
+    def matches(self, node, rule: SheetRule) -> bool:  # noqa: ANN001
+        """Does ``rule`` match ``node`` itself?"""
+        return element_matches(node, rule.selector)
+
     def get(self, prop: str, default: tuple = ()) -> list[SheetRule]:  # noqa: ARG002 — the old dict-like call
         """The candidates that do show ``prop`` (parses them all)."""
         return [r for r in self.candidates(prop) if r.declarations.shows(prop)]
@@ -532,15 +540,14 @@ def overridden(node, rule: SheetRule, showers: "dict[str, list[SheetRule]] | Sho
     if not props or any(p not in SINGLE for p in props) or Declarations(
             {k: v for k, v in values.items() if k not in SINGLE}).hides():
         return False
-    matches = getattr(showers, "matches", None) or _rule_matches  # a page's showers know their elements
+    matches = _rule_matches if isinstance(showers, dict) else showers.matches
     for prop in props:
         important = values[prop][1]
         if inline is not None and inline.shows(prop) and (not important or inline.values[prop][1]):
             continue
         rank = (important, rule.specificity, rule.order)
         later = (rule.specificity, rule.order)
-        others = showers.get(prop, ()) if isinstance(showers, dict) else \
-            showers.for_node(prop, node) if hasattr(showers, "for_node") else showers.candidates(prop)
+        others = showers.get(prop, ()) if isinstance(showers, dict) else showers.for_node(prop, node)
         if not any(other is not rule
                    and ("!" in other.body or (not important and (other.specificity, other.order) > later))
                    and matches(node, other)
