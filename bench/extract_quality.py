@@ -26,6 +26,9 @@ What it does:
   by training).
 - per page type: mean word F1, precision and recall (lowercased ``\\w+`` tokens as a multiset —
   WCXB's scoring), share of ``with`` snippets found (↑) and ``without`` snippets found (↓);
+- webshelf is measured as served: ``by_type.to_markdown`` on the page's bytes, hidden-content
+  removal included (``_webshelf``); "converter alone" is html_to_markdown without it, for
+  comparison only;
 - median and p95 ms per page (only the extraction call is timed) and peak RSS, each candidate in
   its own worker process that streams the pages one at a time (a "read only" worker gives the
   floor: Python + page reading);
@@ -229,13 +232,34 @@ def load_page(corpus: str, desc: dict) -> dict:
 
 
 def _webshelf(tuning: dict | None = None) -> Callable[[str, str | None], str]:
-    from webshelf.core.convert.html_markdown import html_to_markdown
+    """The served conversion: ``by_type.to_markdown`` on the page's bytes, as the local backend
+    runs it on an HTML body (pre-check, hidden-content removal in the same Lexbor tree, main
+    content, html-to-markdown). The page is encoded to bytes outside the timed call. ``tuning``
+    (the CV folds' block models, the grid's knobs) reaches the same call by binding it into
+    ``html_markdown.html_to_markdown``, which ``by_type`` looks up at call time (each candidate
+    runs in its own worker process, so nothing else sees the binding)."""
+    import functools
+
+    from webshelf.core.convert import html_markdown
+    from webshelf.core.convert.by_type import to_markdown
     from webshelf.core.convert.html_main_content import Tuning
 
-    if not tuning:
-        return lambda html, url: html_to_markdown(html, url).markdown
-    chosen = Tuning(**tuning)
-    return lambda html, url: html_to_markdown(html, url, tuning=chosen).markdown
+    if tuning:
+        html_markdown.html_to_markdown = functools.partial(html_markdown.html_to_markdown, tuning=Tuning(**tuning))
+
+    def run(body: bytes, url: str | None) -> str:
+        return to_markdown(body, "text/html; charset=utf-8", url or "").markdown
+
+    run.wants_bytes = True
+    return run
+
+
+def _converter_alone() -> Callable[[str, str | None], str]:
+    """html_to_markdown alone, without hidden-content removal and the pre-check: not what users
+    get, kept to show what the served path adds."""
+    from webshelf.core.convert.html_markdown import html_to_markdown
+
+    return lambda html, url: html_to_markdown(html, url).markdown
 
 
 def _trafilatura(**kwargs) -> Callable[[str, str | None], str]:
@@ -276,12 +300,14 @@ def _read_only() -> Callable[[str, str | None], str]:
 
 
 OURS = "webshelf"
+ALONE = "webshelf converter alone (no hidden removal; not served)"
 RULES = "webshelf rules only (no block classifier)"
 BASELINE = "trafilatura (markdown, defaults)"
 FLOOR = "read pages only (floor)"
 CANDIDATES: dict[str, Callable[..., Callable[[str, str | None], str]]] = {
     OURS: _webshelf,
     RULES: lambda: _webshelf({"block_model": "off"}),
+    ALONE: _converter_alone,
     BASELINE: lambda: _trafilatura(),
     "resiliparse main_content (text)": _resiliparse,
     FLOOR: _read_only,
@@ -314,13 +340,15 @@ def run_worker(name: str, corpus: str, descs: list[dict], tuning: dict | None) -
     factory = {**CANDIDATES, **EXTRA_CANDIDATES}[name]
     run = factory(tuning) if name == OURS else factory()
     rows = []
+    wants_bytes = getattr(run, "wants_bytes", False)
     for i, desc in enumerate(descs):
         page = load_page(corpus, desc)
+        doc = page["html"].encode("utf-8") if wants_bytes else page["html"]  # outside the timed call
         if i == 0:
-            run(page["html"], page["url"])  # warm-up: imports, caches
+            run(doc, page["url"])  # warm-up: imports, caches
         start = time.perf_counter()
         try:
-            out = run(page["html"], page["url"])
+            out = run(doc, page["url"])
         except Exception as exc:  # a candidate crashing scores zero rather than aborting
             out = ""
             print(f"  {name} {page['id']}: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -11,6 +11,13 @@ per page: core/convert/html_markdown.py hands it its tree); ``drop_hidden(html) 
 same as HTML → HTML for callers that hold a string (Markdown's inline HTML, documents).
 The sheet work is memoised per process (core/convert/css_hidden.py ``page_sheets``): a site's
 pages share their sheets.
+
+Cost (issue 14's speed goal, bench/hidden_cost.py): a sheet rule reaches lexbor only if the
+classes and ids its rightmost compound needs exist in the page (``_PageKeys``), each selector is
+queried once per page, and the cascade (``css_hidden.overridden``) asks a showing rule about a
+hidden element only if the element itself carries the rule's keys, answering from the
+selector's matched set — never ``node.css_matches``, which is true for a match anywhere in the
+node's subtree. Comments and the document order come from one walk over the elements.
 """
 
 from __future__ import annotations
@@ -58,46 +65,70 @@ class _PageKeys:
     element has matches nothing, and most rules of a framework sheet are such on a given page
     (a lexbor query per rule cost more than the rest of the sheet work). Compared lower-cased
     (quirks-mode pages match classes without case); a compound with escapes or quotes is never
-    skipped, and what stands inside parentheses or brackets is never taken as needed (``:not(.a)``)."""
+    skipped, and what stands inside parentheses or brackets is never taken as needed (``:not(.a)``).
+
+    ``matches(selector)`` is the rule's matching elements (one lexbor query), memoised for the
+    page: hiding rules and showing rules share selectors, and the cascade asks for a shower's
+    elements only when it meets a hidden element that has the shower's keys. (Testing the few
+    elements that carry a key one by one instead of querying the tree measured 4% faster on
+    WCXB dev, not worth the index it needs.)"""
 
     def __init__(self, tree) -> None:  # noqa: ANN001
-        self.classes = {c.lower() for n in tree.css("[class]") for c in _CLASS_SPLIT.split(n.attributes.get("class") or "")}
-        self.ids = {(n.attributes.get("id") or "").lower() for n in tree.css("[id]")}
-        self._memo: dict[str, bool] = {}
+        self._tree = tree
+        # one join and one split in C, instead of a split per element
+        self.classes = set(_CLASS_SPLIT.split(" ".join(n.attrs.get("class") or "" for n in tree.css("[class]")).lower()))
+        self.ids = {(n.attrs.get("id") or "").lower() for n in tree.css("[id]")}
+        self._keys: dict[str, tuple | None] = {}
+        self._found: dict[str, list] = {}
 
     def may_match(self, selector: str) -> bool:
-        found = self._memo.get(selector)
+        keys = self._required(selector)
+        return keys is None or all(name in (self.classes if kind == "." else self.ids) for kind, name in keys)
+
+    def matches(self, selector: str) -> list:
+        """The elements ``selector`` matches (``tree.css`` order), memoised for this page; [] for a
+        selector lexbor cannot parse (it hides nothing we can find)."""
+        found = self._found.get(selector)
         if found is None:
-            found = self._memo[selector] = self._may_match(selector)
+            found = self._found[selector] = self._match(selector)
         return found
 
-    def _may_match(self, selector: str) -> bool:
-        compound = _COMBINATOR.split(selector.strip())[-1]
-        if any(ch in compound for ch in "\\\"'") or compound.count("(") != compound.count(")") \
-                or compound.count("[") != compound.count("]"):
-            return True  # escapes, quotes, or a combinator inside parentheses split the compound: lexbor judges
-        compound = _BRACKETS.sub("", compound)  # attribute tests: their values are no keys
-        while "(" in compound:  # :not(.a), :nth-child(…): what is inside is not required
-            stripped = _PARENS.sub("", compound)
-            if stripped == compound:
-                return True  # unbalanced: let lexbor judge
-            compound = stripped
-        for kind, name in _KEYS.findall(compound):
-            if name.lower() not in (self.classes if kind == "." else self.ids):
-                return False
-        return True
+    def _match(self, selector: str) -> list:
+        if not self.may_match(selector):
+            return []
+        try:
+            return self._tree.css(selector)
+        except Exception:  # noqa: BLE001 — a selector lexbor cannot parse hides nothing we can find
+            return []
+
+    def _required(self, selector: str) -> tuple | None:
+        """The (``.`` or ``#``, lower-cased name) keys the rightmost compound needs; None when
+        only lexbor can judge (escapes, quotes, unbalanced brackets, ``:scope``)."""
+        if selector in self._keys:
+            return self._keys[selector]
+        found = self._keys[selector] = _required_keys(selector)
+        return found
+
+
+def _required_keys(selector: str) -> tuple | None:
+    compound = _COMBINATOR.split(selector.strip())[-1]
+    if any(ch in compound for ch in "\\\"'") or compound.count("(") != compound.count(")") \
+            or compound.count("[") != compound.count("]") or ":scope" in selector.lower():
+        return None  # escapes, quotes, or a combinator inside parentheses split the compound: lexbor judges
+    compound = _BRACKETS.sub("", compound)  # attribute tests: their values are no keys
+    while "(" in compound:  # :not(.a), :nth-child(…): what is inside is not required
+        stripped = _PARENS.sub("", compound)
+        if stripped == compound:
+            return None  # unbalanced: let lexbor judge
+        compound = stripped
+    return tuple((kind, name.lower()) for kind, name in _KEYS.findall(compound))
 
 
 def _matching(tree, rules, keys: _PageKeys) -> list:  # noqa: ANN001 — selectolax tree, SheetRule sequence
     """``[(rule, nodes)]`` for the rules whose selector matches something in ``tree``, in rule order."""
     out = []
     for rule in rules:
-        if not keys.may_match(rule.selector):
-            continue
-        try:
-            nodes = tree.css(rule.selector)
-        except Exception:  # noqa: BLE001 — a selector lexbor cannot parse hides nothing we can find
-            continue
+        nodes = keys.matches(rule.selector)
         if nodes:
             out.append((rule, nodes))
     return out
@@ -105,15 +136,68 @@ def _matching(tree, rules, keys: _PageKeys) -> list:  # noqa: ANN001 — selecto
 
 class _PageShowers:
     """The sheets' showing rules (``css_hidden.Showers``) narrowed to those that match anything in
-    this page's tree — a rule that matches nothing cannot show an element again."""
+    this page's tree — a rule that matches nothing cannot show an element again — with the
+    elements each matches, so the cascade asks a set instead of lexbor (``matches``)."""
 
     def __init__(self, tree, showers, keys: _PageKeys) -> None:  # noqa: ANN001
         self._tree, self._showers, self._keys, self._by_prop = tree, showers, keys, {}
+        self._matched: dict[str, set[int]] = {}
+        self._nodes: dict[int, tuple] = {}
+        self._index: dict[str, tuple[dict, list]] = {}
 
     def candidates(self, prop: str) -> list:
+        """The showing rules for ``prop`` that may match in this page (by keys alone: no query)."""
         found = self._by_prop.get(prop)
         if found is None:
-            found = self._by_prop[prop] = [r for r, _ in _matching(self._tree, self._showers.candidates(prop), self._keys)]
+            found = self._by_prop[prop] = [r for r in self._showers.candidates(prop) if self._keys.may_match(r.selector)]
+        return found
+
+    def for_node(self, prop: str, node) -> list:  # noqa: ANN001 — selectolax node
+        """The ``candidates`` that may match ``node`` itself, by its own classes and id: a rule
+        whose rightmost compound needs a key (the first one it names is indexed) is taken only
+        if the node has that key; a rule needing none is always taken."""
+        index = self._index.get(prop)
+        if index is None:
+            index = self._index[prop] = ({}, [])
+            for rule in self.candidates(prop):
+                keys = self._keys._required(rule.selector)
+                if keys:
+                    index[0].setdefault(keys[0], []).append(rule)
+                else:
+                    index[1].append(rule)
+        keyed, free = index
+        if not keyed:
+            return free
+        classes, ids = self._own(node)
+        out = list(free)
+        for name in classes:
+            out.extend(keyed.get((".", name), ()))
+        for name in ids:
+            out.extend(keyed.get(("#", name), ()))
+        return out
+
+    def matches(self, node, rule) -> bool:  # noqa: ANN001 — selectolax node, SheetRule
+        """Does ``rule`` (one of ``candidates``) match ``node`` itself? A rule whose rightmost
+        compound needs a class or id the node lacks cannot (no query); otherwise the answer is
+        membership in the elements lexbor matched for the selector, found once per page — only
+        for the rules that meet a hidden element."""
+        keys = self._keys._required(rule.selector)
+        if keys:
+            own = self._own(node)
+            if any(name not in own[kind == "#"] for kind, name in keys):
+                return False
+        ids = self._matched.get(rule.selector)
+        if ids is None:
+            ids = self._matched[rule.selector] = {n.mem_id for n in self._keys.matches(rule.selector)}
+        return node.mem_id in ids
+
+    def _own(self, node) -> tuple:  # noqa: ANN001
+        """(lower-cased classes, lower-cased id) of ``node``, memoised by its address."""
+        found = self._nodes.get(node.mem_id)
+        if found is None:
+            attrs = node.attrs
+            found = self._nodes[node.mem_id] = (set(_CLASS_SPLIT.split((attrs.get("class") or "").lower())),
+                                                {(attrs.get("id") or "").lower()})
         return found
 
 
@@ -170,8 +254,18 @@ def drop_hidden_in(tree, html: str | None = None) -> bool:  # noqa: ANN001 — s
             doomed[node.mem_id] = node
     for node in _frame(tree):
         doomed.pop(node.mem_id, None)
-    comments = ([n for n in tree.root.traverse(include_text=True) if n.tag == "-comment"]
-                if tree.root and (html is None or "<!--" in html) else [])
+    # One walk over the elements gives both the comments (a traversal without text nodes still
+    # yields them) and the document order: two walks, one of them over every text node too, were
+    # most of what this function cost after the sheets.
+    comments, order = [], {}
+    if tree.root and (doomed or html is None or "<!--" in html):
+        for i, n in enumerate(tree.root.traverse()):
+            if n.is_comment_node:  # (cheaper than building ``n.tag``)
+                comments.append(n)
+            elif (key := n.mem_id) in doomed:
+                order[key] = i
+        if html is not None and "<!--" not in html:
+            comments = []  # (as before: a text without "<!--" has no comment to remove)
     if not doomed and not comments:
         return False
     for node in comments:
@@ -179,7 +273,6 @@ def drop_hidden_in(tree, html: str | None = None) -> bool:  # noqa: ANN001 — s
     # In reverse document order, so a node is removed before its ancestor (removing an
     # ancestor first would free the descendant's memory under us); a node inside a removed
     # one goes with it.
-    order = {n.mem_id: i for i, n in enumerate(tree.root.traverse())} if tree.root else {}
     for key in sorted(doomed, key=lambda k: order.get(k, -1), reverse=True):
         doomed[key].decompose()
     # Text on both sides of a removed node becomes one text node, as a re-parse of the
