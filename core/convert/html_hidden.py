@@ -232,6 +232,30 @@ def _frame(tree) -> list:  # noqa: ANN001 — selectolax tree
     return [node for node in (tree.root, tree.body) if node is not None]
 
 
+#: ``<noscript>`` holding more than this share of the body's text is the page's content
+NOSCRIPT_CONTENT_SHARE = 0.5
+
+
+def unwrap_noscript_content(tree) -> bool:  # noqa: ANN001 — selectolax tree
+    """Unwrap every ``<noscript>`` when together they hold most of the body's text; True if so.
+
+    Forums (Discourse, Flarum) render the thread for readers without scripts inside ``<noscript>``
+    and leave the rest of the body an empty shell for their app: that text is what a reader who
+    fetched the page without running it (the local backend) sees, so dropping it would empty the
+    page. Elsewhere ``<noscript>`` holds "enable JavaScript" notes and tracking pixels, and is
+    dropped. Unwrapped, its elements go through every other hiding rule like the rest of the page.
+    """
+    noscripts = tree.css("noscript")
+    if not noscripts or tree.body is None:
+        return False
+    inside = sum(len(n.text(deep=True, separator=" ", strip=True)) for n in noscripts)
+    if not inside or inside <= NOSCRIPT_CONTENT_SHARE * len(tree.body.text(deep=True, separator=" ", strip=True)):
+        return False
+    for node in noscripts:
+        node.unwrap()
+    return True
+
+
 def may_hide(html: str) -> bool:
     """False when no hiding marker can be in ``html`` (then there is nothing to drop)."""
     return bool(_MAYBE_HIDDEN.search(html))
@@ -243,6 +267,7 @@ def drop_hidden_in(tree, html: str | None = None) -> bool:  # noqa: ANN001 — s
     marker is left alone without a walk. True if anything was removed."""
     if html is not None and not may_hide(html):
         return False
+    unwrap_noscript_content(tree)
     # Keyed by ``mem_id`` (the lexbor node's address): selectolax hands out a new wrapper object
     # for every lookup, so ``id()`` would neither dedupe a node found twice nor order nodes.
     doomed = {n.mem_id: n for n in _sheet_hidden(tree)}
