@@ -191,7 +191,8 @@ def _convert(body: bytes, content_type_header: str | None, url: str, bounds: Bou
             html = precheck_html(decode(body, charset, html=True), bounds)  # before any tree is built
         except TooComplexError as exc:
             raise TooComplexError(f"{url}: {exc.message}", url=url) from None
-        converted = html_to_markdown(html, url, prepare=drop_hidden_in)  # one parse: hidden removal in the same tree
+        # one parse: hidden removal in the same tree; a huge page slice by slice (core/convert/html_huge.py)
+        converted = html_to_markdown(html, url, prepare=drop_hidden_in, huge=len(body) > bounds.huge_bytes)
         return Converted(converted.markdown, converted.title, "text/html" if mtype in VAGUE_TYPES else mtype)
     if mtype in VAGUE_TYPES and (binary := sniff_binary(body)):
         raise unsupported(f"{mtype or 'unknown'} (the body looks like {binary})", url)

@@ -55,6 +55,7 @@ import html_to_markdown as h2m
 from selectolax.lexbor import LexborHTMLParser
 
 from webshelf.core.convert.html_code import normalise_code_blocks
+from webshelf.core.convert.html_huge import convert_huge
 from webshelf.core.convert.html_tables import unwrap_layout_tables
 from webshelf.core.convert.html_main_content import DEFAULT, Tuning, main_content
 
@@ -184,14 +185,17 @@ def _tidy(markdown: str) -> str:
 
 
 def html_to_markdown(html: str, url: str | None = None, *, tuning: Tuning = DEFAULT,
-                     prepare: Prepare | None = None) -> Converted:
+                     prepare: Prepare | None = None, huge: bool = False) -> Converted:
     """Convert ``html`` to Markdown of its main content. Never raises on junk input.
 
     ``prepare(tree, html)`` runs on the parsed tree before anything reads it (by_type passes
     ``html_hidden.drop_hidden_in``): one Lexbor parse serves hidden-content removal, the title and
     main-content selection, where a string pass before would parse and re-serialise the page.
     The tree is freed before html-to-markdown builds its own from the chosen fragment, so the
-    two never peak together on a large page."""
+    two never peak together on a large page.
+
+    ``huge`` (by_type sets it above ``web.convert_huge_bytes``): no main-content selection, the
+    whole body converted one slice at a time (core/convert/html_huge.py says why and how)."""
     if isinstance(html, bytes):
         html = html.decode("utf-8", errors="replace")
     if not isinstance(html, str) or not html.strip():
@@ -200,6 +204,9 @@ def html_to_markdown(html: str, url: str | None = None, *, tuning: Tuning = DEFA
         html = html.replace("\x00", "")
     title = None
     try:
+        if huge:
+            markdown, title = convert_huge(html, lambda fragment: _convert(fragment, url), _polish, _title, prepare)
+            return Converted(markdown=markdown, title=title)  # tidied slice by slice
         tree = LexborHTMLParser(html)
         if prepare is not None:
             prepare(tree, html)
