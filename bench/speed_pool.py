@@ -161,11 +161,17 @@ else:
     cfg = Config.model_validate({{"web": {{"allow_private": True, "fallback": ["local"], "max_bytes": 50_000_000, "convert_workers": 2,
                                           "timeout_s": 120, "convert_timeout_s": 120}}}}).with_home(Path(tempfile.mkdtemp()))
     p = pool.shared_pool(2, cfg.web.convert_memory_mb)
-    idle_worker = max(f.result() for f in [p._pool.schedule(pool.peak_rss_kb) for _ in range(4)])
+    [f.result() for f in [p._pool.schedule(pool.peak_rss_kb) for _ in range(4)]]  # both workers started
+    def hwm_kb(pid):  # every worker's own peak, read from /proc: a probe task may land on the idle one
+        for line in open(f"/proc/{{pid}}/status"):
+            if line.startswith("VmHWM"):
+                return int(line.split()[1])
+    pids = p.worker_pids()
+    idle = {{pid: hwm_kb(pid) for pid in pids}}
     r = web_extract_sync([base + "/big"], config=cfg, fresh=True)
     assert r[0].ok, r[0].error
-    peaks = [f.result() for f in [p._pool.schedule(pool.peak_rss_kb) for _ in range(4)]]
-    extra = max(peaks) - idle_worker
+    assert p.worker_pids() == pids, "a worker was replaced during the conversion"
+    extra = max(hwm_kb(pid) - idle[pid] for pid in pids)
 proc.kill()
 print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start) / 1024, extra / 1024)
 """
