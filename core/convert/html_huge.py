@@ -38,12 +38,18 @@ from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser
 
+from webshelf.core.convert.bounds import MAX_DEPTH
 from webshelf.core.convert.css_hidden import page_sheets
+from webshelf.core.convert.html_precheck import flatten_deep
 
 #: Target size of one slice (characters of HTML): its Lexbor tree is ~10× that.
 CHUNK_CHARS = 1_000_000
 
-_TOKEN = re.compile(r"""<!--.*?(?:-->|\Z)|<[!?][^>]*>?|<(/?)([A-Za-z][^\t\n\f\r />]*)((?:[^>"']|"[^"]*"|'[^']*')*)(>?)""",
+# A comment, doctype or processing instruction; or a tag read as the HTML tokenizer reads it: quotes
+# count only around an attribute value (after "="), a stray quote is part of an attribute name, and
+# an unclosed quoted value runs to the end of the text (the tag then has no ">": not cut after).
+_ATTR = r"""[^\t\n\f\r />][^\t\n\f\r />=]*(?:[\t\n\f\r ]*=[\t\n\f\r ]*(?:"[^"]*"|'[^']*'|["'][\s\S]*|[^\t\n\f\r >]*))?"""
+_TOKEN = re.compile(rf"""<!--.*?(?:-->|\Z)|<[!?][^>]*>?|<(/?)([A-Za-z][^\t\n\f\r />]*)((?:[\t\n\f\r /]+|{_ATTR})*)(>?)""",
                     re.S)
 VOID = frozenset("area base br col embed hr img input link meta param source track wbr keygen frame image".split())
 OPTIONAL_END = frozenset("p li dt dd option optgroup tr td th thead tbody tfoot colgroup caption rb rt rtc rp "
@@ -51,10 +57,15 @@ OPTIONAL_END = frozenset("p li dt dd option optgroup tr td th thead tbody tfoot 
 RAW_TEXT = frozenset("script style textarea title xmp iframe noembed noframes".split())
 #: Containers a slice may re-open: they add no Markdown of their own.
 CONTAINERS = frozenset("div section article main header footer nav aside center form hgroup search".split())
-#: Start tags a cut may precede: block elements (each closes an open <p>).
-BLOCKS = frozenset("address article aside blockquote details dialog div dl fieldset figcaption figure footer form "
-                   "h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav ol p pre section table ul search center".split())
+#: Start tags a cut may precede: block elements (each closes an open <p>) that html-to-markdown
+#: always separates from what comes before by one blank line — not <blockquote> or <hr> (after a
+#: paragraph, fence or quote it writes them on the next line) nor <ol> (after another list it
+#: switches the marker to ``1)``), measured pair by pair.
+BLOCKS = frozenset("address article aside details dialog div dl fieldset figcaption figure footer form "
+                   "h1 h2 h3 h4 h5 h6 header hgroup main menu nav p pre section table ul search center".split())
 _HEAD_ONLY = frozenset("html head title meta link style script base noscript template".split())
+#: Formatting elements: closed implicitly (``<div><b>x</div>``), the parser re-opens them in what follows.
+FORMATTING = frozenset("a b big code em font i nobr s small strike strong tt u".split())
 #: Selector parts whose match depends on siblings or descendants: a slice would change them.
 _STRUCTURAL = re.compile(r"[+~]|:(?:nth-|first-|last-|only-|empty|has\()", re.I)
 #: Removed before conversion, as the whole-page fallback of html_markdown does.
@@ -72,9 +83,10 @@ class Plan:
     why_whole: str | None = None  # set when the page is converted in one tree
 
 
-def plan(html: str, chunk_chars: int = CHUNK_CHARS) -> Plan:
+def plan(html: str, chunk_chars: int) -> Plan:
     """Where to cut ``html`` (see the module docstring); one slice when it must not be cut."""
     stack: list[tuple[str, str]] = []  # open counted elements: (name, start tag text)
+    active: set[str] = set()  # formatting elements closed by an ancestor's end tag, re-opened by the parser
     cuts: list[tuple[int, str]] = []  # (position, re-opened tags)
     sheets: list[str] = []
     head_scripts: list[tuple[int, int]] = []
@@ -85,8 +97,9 @@ def plan(html: str, chunk_chars: int = CHUNK_CHARS) -> Plan:
     pos = 0
     while (m := _TOKEN.search(html, pos)) is not None:
         start, pos = m.start(), m.end()
-        if body_tag is None and html[last:start].strip():
-            body_tag = (last, last)  # text before any <body>: the body has begun
+        inert = body_tag is None and any(open_name == "template" for open_name, _ in stack)  # a head <template>
+        if body_tag is None and not inert and html[last:start].strip():
+            body_tag = (last, last)  # text before any <body> (not inside a <template> of the head): the body has begun
         last = pos
         name = m.group(2)
         if name is None:
@@ -98,10 +111,14 @@ def plan(html: str, chunk_chars: int = CHUNK_CHARS) -> Plan:
         if m.group(1):  # an end tag: close up to its open element, as the parser does
             for i in range(len(stack) - 1, -1, -1):
                 if stack[i][0] == name:
+                    # formatting elements closed implicitly stay active: the parser re-opens them later
+                    active.update(n for n, _ in stack[i + 1:] if n in FORMATTING)
                     del stack[i:]
                     break
+            else:
+                active.discard(name)  # its own end tag ends an active formatting element
             continue
-        if body_tag is None and (name == "body" or name not in _HEAD_ONLY):
+        if body_tag is None and not inert and (name == "body" or name not in _HEAD_ONLY):
             body_tag = (start, pos) if name == "body" else (start, start)
         if name in RAW_TEXT:
             end = re.compile(rf"</{name}[\t\n\f\r />]", re.I).search(html, pos)
@@ -122,8 +139,10 @@ def plan(html: str, chunk_chars: int = CHUNK_CHARS) -> Plan:
             continue
         if name == "plaintext":
             break  # the rest of the page is text: no tag, no cut
+        if name == "a":
+            active.discard("a")  # a new <a> closes an active one
         if body_tag is not None and name in BLOCKS and start - last_cut >= chunk_chars and start > body_tag[1] \
-                and all(open_name in CONTAINERS for open_name, _ in stack):
+                and not active and all(open_name in CONTAINERS for open_name, _ in stack):
             cuts.append((start, "".join(tag for _, tag in stack)))
             last_cut = start
         if name in VOID or name in OPTIONAL_END or (m.group(3).rstrip().endswith("/") and name in ("svg", "math")):
@@ -155,24 +174,48 @@ def _head(html: str, body_tag: tuple[int, int], head_scripts: list, sheets: list
     return "".join(parts)
 
 
-def slice_documents(html: str, the_plan: Plan) -> Iterator[str]:
-    """Each slice as a document of its own: head, re-opened containers, the slice without its styles."""
+def slice_documents(source: str | bytes, the_plan: Plan, encoding: str | None = None) -> Iterator[str]:
+    """Each slice as a document of its own: head, re-opened containers, the slice without its styles.
+
+    ``source`` is the page as text, or as its bytes with the ``encoding`` to decode each slice
+    with (``the_plan`` then holds byte offsets and text read as Latin-1, see ``plan_bytes``): the
+    whole page is then never decoded at once."""
+    head, join = (the_plan.head, "".join) if encoding is None else (the_plan.head.encode("latin-1"), b"".join)
     for reopen, begin, end in the_plan.slices:
-        parts, at = [the_plan.head, reopen], begin
+        parts, at = [head, reopen if encoding is None else reopen.encode("latin-1")], begin
         for s_begin, s_end in the_plan.styles:
             if s_end <= begin or s_begin >= end:
                 continue
-            parts.append(html[at:max(at, s_begin)])
+            parts.append(source[at:max(at, s_begin)])
             at = max(at, s_end)
-        parts.append(html[at:end] if at < end else "")
-        yield "".join(parts)
+        parts.append(source[at:end] if at < end else source[:0])
+        doc = join(parts) if encoding is None else join(parts).decode(encoding, errors="replace")
+        yield doc.replace("\x00", "") if "\x00" in doc else doc
+
+
+def plan_bytes(body: bytes, chunk_chars: int) -> Plan:
+    """``plan`` of a page given as bytes in an ASCII-compatible encoding whose multi-byte
+    sequences never contain ``<``, ``>`` or quotes (``SLICEABLE``): read as Latin-1, one character
+    per byte, the scan sees the same tags and its offsets are byte offsets. The Latin-1 copy is
+    dropped before any slice is converted."""
+    return plan(body.decode("latin-1"), chunk_chars)
+
+
+def sliceable(encoding: str) -> bool:
+    """Whether a page in ``encoding`` (a ``codecs.lookup`` name) can be cut as bytes: UTF-8 and
+    single-byte ASCII-compatible encodings; not UTF-16/32, not stateful ones (ISO-2022)."""
+    return encoding in ("utf-8", "utf-8-sig", "ascii") or encoding.startswith(SLICEABLE)
+
+
+SLICEABLE = ("iso8859-", "cp125", "koi8-", "mac-", "cp437", "cp850", "cp866", "cp874")
 
 
 Prepare = Callable[[LexborHTMLParser, str], object]
 
 
-def convert_huge(html: str, convert: Callable[[str], str], polish: Callable, title_of: Callable,
-                 prepare: Prepare | None = None, chunk_chars: int = CHUNK_CHARS) -> tuple[str, str | None]:
+def convert_huge(html: str | bytes, convert: Callable[[str], str], polish: Callable, title_of: Callable,
+                 prepare: Prepare | None = None, chunk_chars: int | None = None,
+                 encoding: str | None = None) -> tuple[str, str | None]:
     """(tidy Markdown of the whole body, title): each slice parsed, ``prepare``d (hidden removal),
     cleared of ``JUNK``, ``polish``ed and converted by ``convert`` in turn, its tree freed before
     the next is built. The callables are html_markdown's (this module builds no Markdown).
@@ -181,11 +224,17 @@ def convert_huge(html: str, convert: Callable[[str], str], polish: Callable, tit
     dropped) and joined once, so the whole text exists once, not once per pass; the result ends
     with one newline like html_markdown's ``_tidy``. No repeated-section removal (``_dedupe``):
     it is there for responsive double renders of ordinary pages, and in a reference or a data
-    dump a run of repeated blocks is content."""
-    the_plan = plan(html, chunk_chars)
+    dump a run of repeated blocks is content.
+
+    ``html`` may be the page's bytes with their ``encoding`` (``sliceable``): each slice is then
+    decoded on its own, so the page's text never exists whole. Elements nested deeper than
+    ``MAX_DEPTH`` are unwrapped per slice (core/convert/html_precheck.py), before its parse."""
+    chunk_chars = chunk_chars or CHUNK_CHARS
+    the_plan = plan(html, chunk_chars) if encoding is None else plan_bytes(html, chunk_chars)
     parts: list[str] = []
     title = None
-    for i, doc in enumerate(slice_documents(html, the_plan)):
+    for i, doc in enumerate(slice_documents(html, the_plan, encoding)):
+        doc = flatten_deep(doc, MAX_DEPTH)[0]
         tree = LexborHTMLParser(doc)
         if prepare is not None:
             prepare(tree, doc)

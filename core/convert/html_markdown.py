@@ -184,8 +184,8 @@ def _tidy(markdown: str) -> str:
     return markdown + "\n" if markdown else ""
 
 
-def html_to_markdown(html: str, url: str | None = None, *, tuning: Tuning = DEFAULT,
-                     prepare: Prepare | None = None, huge: bool = False) -> Converted:
+def html_to_markdown(html: str | bytes, url: str | None = None, *, tuning: Tuning = DEFAULT,
+                     prepare: Prepare | None = None, huge: bool = False, encoding: str | None = None) -> Converted:
     """Convert ``html`` to Markdown of its main content. Never raises on junk input.
 
     ``prepare(tree, html)`` runs on the parsed tree before anything reads it (by_type passes
@@ -195,7 +195,15 @@ def html_to_markdown(html: str, url: str | None = None, *, tuning: Tuning = DEFA
     two never peak together on a large page.
 
     ``huge`` (by_type sets it above ``web.convert_huge_bytes``): no main-content selection, the
-    whole body converted one slice at a time (core/convert/html_huge.py says why and how)."""
+    whole body converted one slice at a time (core/convert/html_huge.py says why and how); with
+    ``encoding`` set, ``html`` is the page's bytes and each slice is decoded on its own."""
+    if huge and encoding is not None and isinstance(html, bytes):
+        try:
+            markdown, title = convert_huge(html, lambda fragment: _convert(fragment, url), _polish, _title, prepare,
+                                           encoding=encoding)
+            return Converted(markdown=markdown, title=title)
+        except Exception:  # a converter bug must not lose the page: the text path below, then its fallbacks
+            html = html.decode(encoding, errors="replace")
     if isinstance(html, bytes):
         html = html.decode("utf-8", errors="replace")
     if not isinstance(html, str) or not html.strip():
