@@ -64,6 +64,7 @@ class Converted:
     markdown: str
     title: str | None
     content_type: str
+    spool: str | None = None  # the Markdown is in this file instead (a huge page converted in a worker, pool.py)
 
 
 def media_type(header: str | None) -> tuple[str, str | None]:
@@ -186,17 +187,31 @@ def is_pdf(body: bytes, content_type_header: str | None) -> bool:
 
 
 def to_markdown(body: bytes, content_type_header: str | None, url: str, *, max_pdf_pages: int | None = None,
-                bounds: Bounds | None = None) -> Converted:
+                bounds: Bounds | None = None, spool: str | None = None) -> Converted:
     """Convert a response body to Markdown according to its (declared or sniffed) type, within
-    ``bounds`` (core/convert/bounds.py); ``max_pdf_pages`` overrides the bounds' page cap."""
+    ``bounds`` (core/convert/bounds.py); ``max_pdf_pages`` overrides the bounds' page cap.
+
+    ``spool`` (a file path): a huge HTML page (over ``bounds.huge_bytes``) writes its Markdown
+    there slice by slice and returns ``Converted(markdown="", spool=spool)`` — a worker then never
+    holds, pickles or sends the whole text (core/convert/pool.py reads it back)."""
     bounds = bounds or Bounds()
     if max_pdf_pages is not None:
         bounds = Bounds(**{**bounds.__dict__, "max_pdf_pages": max_pdf_pages})
-    converted = _convert(body, content_type_header, url, bounds)
-    return Converted(_valid_text(converted.markdown), converted.title, converted.content_type)
+    converted = _convert(body, content_type_header, url, bounds, spool)
+    return Converted(_valid_text(converted.markdown), converted.title, converted.content_type, converted.spool)
 
 
-def _convert(body: bytes, content_type_header: str | None, url: str, bounds: Bounds) -> Converted:
+def _valid_fffd(error: UnicodeError) -> tuple[bytes, int]:
+    """Lone surrogates written to a spool file → U+FFFD, as ``_valid_text`` does in memory (as
+    bytes: the UTF-8 encoder takes only ASCII text back from an error handler)."""
+    return "\ufffd".encode() * (error.end - error.start), error.end
+
+
+codecs.register_error("webshelf-fffd", _valid_fffd)
+
+
+def _convert(body: bytes, content_type_header: str | None, url: str, bounds: Bounds,
+             spool: str | None = None) -> Converted:
     mtype, charset = media_type(content_type_header)
     refuse_binary_type(content_type_header, url)
     if is_pdf(body, content_type_header):
@@ -223,9 +238,14 @@ def _convert(body: bytes, content_type_header: str | None, url: str, bounds: Bou
                 html, encoding = precheck_html(decode(body, charset, html=True), bounds), None
         except TooComplexError as exc:
             raise TooComplexError(f"{url}: {exc.message}", url=url) from None
+        ctype = "text/html" if mtype in VAGUE_TYPES else mtype
+        if huge and spool is not None:
+            with open(spool, "w", encoding="utf-8", errors="webshelf-fffd") as out:
+                converted = html_to_markdown(html, url, prepare=drop_hidden_in, huge=True, encoding=encoding, out=out)
+            return Converted("", converted.title, ctype, spool)
         # one parse: hidden removal in the same tree
         converted = html_to_markdown(html, url, prepare=drop_hidden_in, huge=huge, encoding=encoding)
-        return Converted(converted.markdown, converted.title, "text/html" if mtype in VAGUE_TYPES else mtype)
+        return Converted(converted.markdown, converted.title, ctype)
     if mtype in VAGUE_TYPES and (binary := sniff_binary(body)):
         raise unsupported(f"{mtype or 'unknown'} (the body looks like {binary})", url)
     if mtype in MARKDOWN_TYPES:  # passed through, minus what a Markdown renderer never shows

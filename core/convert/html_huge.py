@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from typing import IO
 from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser
@@ -215,7 +216,7 @@ Prepare = Callable[[LexborHTMLParser, str], object]
 
 def convert_huge(html: str | bytes, convert: Callable[[str], str], polish: Callable, title_of: Callable,
                  prepare: Prepare | None = None, chunk_chars: int | None = None,
-                 encoding: str | None = None) -> tuple[str, str | None]:
+                 encoding: str | None = None, out: IO[str] | None = None) -> tuple[str, str | None]:
     """(tidy Markdown of the whole body, title): each slice parsed, ``prepare``d (hidden removal),
     cleared of ``JUNK``, ``polish``ed and converted by ``convert`` in turn, its tree freed before
     the next is built. The callables are html_markdown's (this module builds no Markdown).
@@ -227,11 +228,15 @@ def convert_huge(html: str | bytes, convert: Callable[[str], str], polish: Calla
     dump a run of repeated blocks is content.
 
     ``html`` may be the page's bytes with their ``encoding`` (``sliceable``): each slice is then
-    decoded on its own, so the page's text never exists whole. Elements nested deeper than
+    decoded on its own, so the page's text never exists whole. With ``out`` (a text file) the
+    Markdown is written there slice by slice and never held whole either (the worker pool spools a
+    huge page's result this way, core/convert/pool.py); the returned text is then empty. Elements nested deeper than
     ``MAX_DEPTH`` are unwrapped per slice (core/convert/html_precheck.py), before its parse."""
     chunk_chars = chunk_chars or CHUNK_CHARS
     the_plan = plan(html, chunk_chars) if encoding is None else plan_bytes(html, chunk_chars)
     parts: list[str] = []
+    write = parts.append if out is None else out.write
+    pending = None  # the last slice's Markdown, held back: the final one ends in one newline
     title = None
     for i, doc in enumerate(slice_documents(html, the_plan, encoding)):
         doc = flatten_deep(doc, MAX_DEPTH)[0]
@@ -252,13 +257,18 @@ def convert_huge(html: str | bytes, convert: Callable[[str], str], polish: Calla
         del body, tree, doc  # this slice's tree is freed before html-to-markdown builds its own
         part = _EDGE_BLANKS.sub("", _BLANKS.sub("\n\n", convert(fragment)))
         del fragment
-        if part:
-            parts.append(part)
-    if not parts:
+        if not part.strip():
+            continue
+        if pending is None:
+            part = part.lstrip()
+        else:
+            write(pending)
+            write("\n\n")
+        pending = part
+    if pending is None:
         return "", title
-    parts[0] = parts[0].lstrip()
-    parts[-1] = parts[-1].rstrip() + "\n"
-    return "\n\n".join(parts), title
+    write(pending.rstrip() + "\n")
+    return ("" if out is not None else "".join(parts)), title
 
 
 _BLANKS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")  # html_markdown's: a run of blank lines

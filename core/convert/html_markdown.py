@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import IO
 from dataclasses import dataclass
 
 import html_to_markdown as h2m
@@ -185,7 +186,8 @@ def _tidy(markdown: str) -> str:
 
 
 def html_to_markdown(html: str | bytes, url: str | None = None, *, tuning: Tuning = DEFAULT,
-                     prepare: Prepare | None = None, huge: bool = False, encoding: str | None = None) -> Converted:
+                     prepare: Prepare | None = None, huge: bool = False, encoding: str | None = None,
+                     out: IO[str] | None = None) -> Converted:
     """Convert ``html`` to Markdown of its main content. Never raises on junk input.
 
     ``prepare(tree, html)`` runs on the parsed tree before anything reads it (by_type passes
@@ -196,7 +198,21 @@ def html_to_markdown(html: str | bytes, url: str | None = None, *, tuning: Tunin
 
     ``huge`` (by_type sets it above ``web.convert_huge_bytes``): no main-content selection, the
     whole body converted one slice at a time (core/convert/html_huge.py says why and how); with
-    ``encoding`` set, ``html`` is the page's bytes and each slice is decoded on its own."""
+    ``encoding`` set, ``html`` is the page's bytes and each slice is decoded on its own; with
+    ``out`` (a text file, huge mode only) the Markdown is written there and ``markdown`` is empty."""
+    if huge and out is not None:
+        start = out.tell()
+        try:
+            markdown, title = convert_huge(html, lambda fragment: _convert(fragment, url), _polish, _title, prepare,
+                                           encoding=encoding, out=out)
+            return Converted(markdown=markdown, title=title)
+        except Exception:  # a converter bug must not lose the page: the paths below, their result written to out
+            out.seek(start)
+            out.truncate()
+            converted = html_to_markdown(html.decode(encoding or "utf-8", errors="replace") if isinstance(html, bytes)
+                                         else html, url, tuning=tuning, prepare=prepare, huge=True)
+            out.write(converted.markdown)
+            return Converted(markdown="", title=converted.title)
     if huge and encoding is not None and isinstance(html, bytes):
         try:
             markdown, title = convert_huge(html, lambda fragment: _convert(fragment, url), _polish, _title, prepare,

@@ -132,3 +132,26 @@ def test_a_huge_page_in_an_encoding_that_cannot_be_cut_as_bytes_is_decoded_whole
     md = to_markdown(html.encode("utf-16"), "text/html; charset=utf-16", "https://example.org/",
                      bounds=Bounds(huge_bytes=100_000)).markdown
     assert md == _whole(html) and len(re.findall(r"w\d+-p4", md)) == 150
+
+
+def test_a_huge_page_from_a_worker_comes_back_through_a_spool_file_that_is_then_deleted(tmp_path):
+    import asyncio
+    import os
+
+    from webshelf.core.convert.pool import ConvertPool
+
+    body = _page(150).encode()
+    bounds = Bounds(huge_bytes=100_000)
+    in_process = to_markdown(body, "text/html", "https://example.org/", bounds=bounds)
+    pool = ConvertPool(2, 1024)
+    try:
+        got = asyncio.run(pool.convert(body, "text/html", "https://example.org/", bounds))
+        small = asyncio.run(pool.convert(b"<p>small page</p>", "text/html", "https://example.org/", bounds))
+        assert got.spool is None and got.markdown == in_process.markdown and got.title == "Huge page"
+        assert "SECRET" not in got.markdown and "\ud800x".encode("utf-8", "webshelf-fffd") == "\ufffdx".encode()
+        assert small.markdown == "small page\n"
+        assert pool._spool_dir is not None and os.listdir(pool._spool_dir) == []  # read back, then deleted
+    finally:
+        spool_dir = pool._spool_dir
+        pool.close()
+    assert not os.path.exists(spool_dir)
