@@ -237,16 +237,20 @@ def convert_huge(html: str | bytes, convert: Callable[[str], str], polish: Calla
     parts: list[str] = []
     write = parts.append if out is None else out.write
     pending = None  # the last slice's Markdown, held back: the final one ends in one newline
-    title = None
+    meta_title = h1_title = None
     for i, doc in enumerate(slice_documents(html, the_plan, encoding)):
         doc = flatten_deep(doc, MAX_DEPTH)[0]
         tree = LexborHTMLParser(doc)
         if prepare is not None:
             prepare(tree, doc)
-        if i == 0:
-            title = title_of(tree)
-        elif title is None and (h1 := tree.css_first("h1")) is not None:
-            title = " ".join((h1.text(deep=True) or "").split()) or None
+        if meta_title is None:  # a page's <title> (or og:title) may sit in any slice; an <h1> is the last resort
+            found = title_of(tree)
+            h1 = tree.css_first("h1")
+            if found and h1 is not None and found == " ".join((h1.text(deep=True) or "").split()):
+                h1_title = h1_title or found
+            elif found:
+                meta_title = found
+            del h1
         body = tree.body
         if body is None:
             continue
@@ -265,6 +269,7 @@ def convert_huge(html: str | bytes, convert: Callable[[str], str], polish: Calla
             write(pending)
             write("\n\n")
         pending = part
+    title = meta_title or h1_title
     if pending is None:
         return "", title
     write(pending.rstrip() + "\n")
