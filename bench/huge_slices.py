@@ -88,7 +88,7 @@ def equivalence(chunk: int) -> None:
         html = by_type.decode(body, None, html=True)
         plan = html_huge.plan(html, chunk)
         if len(plan.slices) == 1:
-            uncut[re.sub(r" at character [\d,]+", "", plan.why_whole or "")[:60]] += 1
+            uncut[re.sub(r" at character [\d,]+| \(.*", "", plan.why_whole or "")] += 1
             continue
         cuts += len(plan.slices) - 1
         (whole, t1), (sliced, t2) = run(html, 10**12), run(html, chunk)
