@@ -226,8 +226,10 @@ else:
     p._pool.schedule(pool.peak_rss_kb).result()  # the workers are up
     # each worker's VmHWM read from /proc by pid: a task scheduled to ask may land on either worker
     idle = {{pid: hwm_kb(pid) for pid in p.worker_pids()}}
+    pids = p.worker_pids()
     r = web_extract_sync([base + "/big"], config=cfg, fresh=True)
     assert r[0].ok, r[0].error
+    assert p.worker_pids() == pids, "a worker was replaced during the conversion"
     extra = max(hwm_kb(pid) - idle.get(pid, min(idle.values())) for pid in p.worker_pids())
 proc.kill()
 print((peak_rss_kb() - start) / 1024, extra / 1024)

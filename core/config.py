@@ -161,6 +161,9 @@ class WebConfig(Strict):
                                    "worker (RLIMIT_AS; over it → too_complex).")
     max_html_elements: int = Field(1_000_000, ge=1_000, le=100_000_000, description="HTML elements per page; more is "
                                    "too_complex, refused before any tree is built.")
+    convert_huge_bytes: int = Field(8_000_000, ge=100_000, le=2_000_000_000, description="An HTML page larger than this "
+                                    "(bytes) is converted whole, without main-content selection, one slice of its body "
+                                    "at a time, so its memory stays flat (core/convert/html_huge.py).")
     wrap_untrusted: bool = Field(False, description="Wrap page content in untrusted-content markers with a random id.")
     private_urls: Literal["local", "refuse"] = Field(
         "local", description="With a hosted backend, URLs never sent to the provider (private, allow-listed, loopback, "

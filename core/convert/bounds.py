@@ -32,12 +32,13 @@ class Bounds:
     max_pdf_pages: int = 200
     max_bytes: int = 10_000_000  # web.max_bytes: also the cap on a document's declared uncompressed size
     max_output_chars: int = 10_000_000  # text a converter produces (PDF pages, …) before it stops with a note
+    huge_bytes: int = 8_000_000  # web.convert_huge_bytes: a larger HTML page is converted slice by slice (html_huge.py)
 
     @classmethod
     def from_config(cls, web) -> "Bounds":  # noqa: ANN001 — WebConfig (kept import-free for the workers)
         return cls(timeout_s=web.convert_timeout_s, memory_mb=web.convert_memory_mb,
                    max_elements=web.max_html_elements, max_pdf_pages=web.max_pdf_pages, max_bytes=web.max_bytes,
-                   max_output_chars=max(web.max_bytes, 1_000_000))
+                   max_output_chars=max(web.max_bytes, 1_000_000), huge_bytes=web.convert_huge_bytes)
 
     @property
     def soft_deadline_s(self) -> float:

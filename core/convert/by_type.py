@@ -26,7 +26,8 @@ from webshelf.errors import TooComplexError, UnsupportedContentError
 from webshelf.core.convert.bounds import Bounds
 from webshelf.core.convert.documents import DOCUMENT_TYPES, document_to_markdown, sniff_document, zip_kind
 from webshelf.core.convert.html_hidden import drop_hidden_in
-from webshelf.core.convert.html_precheck import precheck_html
+from webshelf.core.convert.html_huge import sliceable
+from webshelf.core.convert.html_precheck import element_count, precheck_html
 from webshelf.core.convert.markdown_hidden import drop_hidden_markdown
 from webshelf.core.convert.pdf_text import looks_like_pdf, pdf_to_markdown
 
@@ -63,6 +64,7 @@ class Converted:
     markdown: str
     title: str | None
     content_type: str
+    spool: str | None = None  # the Markdown is in this file instead (a huge page converted in a worker, pool.py)
 
 
 def media_type(header: str | None) -> tuple[str, str | None]:
@@ -83,24 +85,49 @@ def _known(encoding: str | None) -> str | None:
         return None
 
 
-def decode(body: bytes, declared: str | None, *, html: bool) -> str:
-    """Bytes → str by declared charset, BOM, meta charset, then detection; never raises."""
+def _stated(body: bytes, declared: str | None, *, html: bool) -> str | None:
+    """The encoding the body says it has: BOM, then the declared charset, then (HTML) ``<meta charset>``."""
     for bom, enc in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
         if body.startswith(bom):
-            return body.decode(enc, errors="replace")
+            return enc
     encoding = _known(declared)
     if encoding is None and html:
         m = _META_CHARSET.search(body[:4096])
         encoding = _known(m.group(1).decode("ascii", "ignore")) if m else None
         if encoding and encoding.startswith(("utf-16", "utf-32")):
             encoding = "utf-8"  # a <meta> readable as ASCII means the bytes are not UTF-16/32 (HTML spec)
+    return encoding
+
+
+def _detected(body: bytes) -> str:
+    best = charset_normalizer.from_bytes(body[:65536]).best()
+    return (_known(best.encoding) if best else None) or "utf-8"
+
+
+def decode(body: bytes, declared: str | None, *, html: bool) -> str:
+    """Bytes → str by BOM, declared charset, meta charset, then UTF-8 or detection; never raises."""
+    encoding = _stated(body, declared, html=html)
     if encoding is None:
         try:
             return body.decode("utf-8")
         except UnicodeDecodeError:
-            best = charset_normalizer.from_bytes(body[:65536]).best()
-            encoding = _known(best.encoding) if best else None
-    return body.decode(encoding or "utf-8", errors="replace")
+            encoding = _detected(body)
+    return body.decode(encoding, errors="replace")
+
+
+def charset_of(body: bytes, declared: str | None, *, html: bool) -> str:
+    """The encoding ``decode`` uses for ``body``, found without decoding it whole (UTF-8 is checked
+    1 MB at a time): a huge page is decoded slice by slice (core/convert/html_huge.py)."""
+    encoding = _stated(body, declared, html=html)
+    if encoding is not None:
+        return encoding
+    check, view = codecs.getincrementaldecoder("utf-8")(), memoryview(body)
+    try:
+        for at in range(0, len(body), 1 << 20):
+            check.decode(view[at:at + (1 << 20)], final=at + (1 << 20) >= len(body))
+        return "utf-8"
+    except UnicodeDecodeError:
+        return _detected(body)
 
 
 def looks_like_html(body: bytes) -> bool:
@@ -160,17 +187,31 @@ def is_pdf(body: bytes, content_type_header: str | None) -> bool:
 
 
 def to_markdown(body: bytes, content_type_header: str | None, url: str, *, max_pdf_pages: int | None = None,
-                bounds: Bounds | None = None) -> Converted:
+                bounds: Bounds | None = None, spool: str | None = None) -> Converted:
     """Convert a response body to Markdown according to its (declared or sniffed) type, within
-    ``bounds`` (core/convert/bounds.py); ``max_pdf_pages`` overrides the bounds' page cap."""
+    ``bounds`` (core/convert/bounds.py); ``max_pdf_pages`` overrides the bounds' page cap.
+
+    ``spool`` (a file path): a huge HTML page (over ``bounds.huge_bytes``) writes its Markdown
+    there slice by slice and returns ``Converted(markdown="", spool=spool)`` — a worker then never
+    holds, pickles or sends the whole text (core/convert/pool.py reads it back)."""
     bounds = bounds or Bounds()
     if max_pdf_pages is not None:
         bounds = Bounds(**{**bounds.__dict__, "max_pdf_pages": max_pdf_pages})
-    converted = _convert(body, content_type_header, url, bounds)
-    return Converted(_valid_text(converted.markdown), converted.title, converted.content_type)
+    converted = _convert(body, content_type_header, url, bounds, spool)
+    return Converted(_valid_text(converted.markdown), converted.title, converted.content_type, converted.spool)
 
 
-def _convert(body: bytes, content_type_header: str | None, url: str, bounds: Bounds) -> Converted:
+def _valid_fffd(error: UnicodeError) -> tuple[bytes, int]:
+    """Lone surrogates written to a spool file → U+FFFD, as ``_valid_text`` does in memory (as
+    bytes: the UTF-8 encoder takes only ASCII text back from an error handler)."""
+    return "\ufffd".encode() * (error.end - error.start), error.end
+
+
+codecs.register_error("webshelf-fffd", _valid_fffd)
+
+
+def _convert(body: bytes, content_type_header: str | None, url: str, bounds: Bounds,
+             spool: str | None = None) -> Converted:
     mtype, charset = media_type(content_type_header)
     refuse_binary_type(content_type_header, url)
     if is_pdf(body, content_type_header):
@@ -187,12 +228,24 @@ def _convert(body: bytes, content_type_header: str | None, url: str, bounds: Bou
     if mtype in HTML_TYPES or (mtype in VAGUE_TYPES and looks_like_html(body)):
         from webshelf.core.convert.html_markdown import html_to_markdown
 
-        try:
-            html = precheck_html(decode(body, charset, html=True), bounds)  # before any tree is built
+        huge = len(body) > bounds.huge_bytes  # slice by slice, no main-content selection (core/convert/html_huge.py)
+        encoding = charset_of(body, charset, html=True) if huge else None
+        try:  # before any tree is built
+            if huge and sliceable(encoding):  # the page's bytes go on, each slice decoded (and flattened) alone
+                element_count(body.decode("latin-1"), bounds)  # one character per byte: the same tags
+                html: str | bytes = body
+            else:
+                html, encoding = precheck_html(decode(body, charset, html=True), bounds), None
         except TooComplexError as exc:
             raise TooComplexError(f"{url}: {exc.message}", url=url) from None
-        converted = html_to_markdown(html, url, prepare=drop_hidden_in)  # one parse: hidden removal in the same tree
-        return Converted(converted.markdown, converted.title, "text/html" if mtype in VAGUE_TYPES else mtype)
+        ctype = "text/html" if mtype in VAGUE_TYPES else mtype
+        if huge and spool is not None:
+            with open(spool, "w", encoding="utf-8", errors="webshelf-fffd") as out:
+                converted = html_to_markdown(html, url, prepare=drop_hidden_in, huge=True, encoding=encoding, out=out)
+            return Converted("", converted.title, ctype, spool)
+        # one parse: hidden removal in the same tree
+        converted = html_to_markdown(html, url, prepare=drop_hidden_in, huge=huge, encoding=encoding)
+        return Converted(converted.markdown, converted.title, ctype)
     if mtype in VAGUE_TYPES and (binary := sniff_binary(body)):
         raise unsupported(f"{mtype or 'unknown'} (the body looks like {binary})", url)
     if mtype in MARKDOWN_TYPES:  # passed through, minus what a Markdown renderer never shows

@@ -49,12 +49,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import IO
 from dataclasses import dataclass
 
 import html_to_markdown as h2m
 from selectolax.lexbor import LexborHTMLParser
 
 from webshelf.core.convert.html_code import normalise_code_blocks
+from webshelf.core.convert.html_huge import convert_huge
 from webshelf.core.convert.html_tables import unwrap_layout_tables
 from webshelf.core.convert.html_main_content import DEFAULT, Tuning, main_content
 
@@ -183,15 +185,41 @@ def _tidy(markdown: str) -> str:
     return markdown + "\n" if markdown else ""
 
 
-def html_to_markdown(html: str, url: str | None = None, *, tuning: Tuning = DEFAULT,
-                     prepare: Prepare | None = None) -> Converted:
+def html_to_markdown(html: str | bytes, url: str | None = None, *, tuning: Tuning = DEFAULT,
+                     prepare: Prepare | None = None, huge: bool = False, encoding: str | None = None,
+                     out: IO[str] | None = None) -> Converted:
     """Convert ``html`` to Markdown of its main content. Never raises on junk input.
 
     ``prepare(tree, html)`` runs on the parsed tree before anything reads it (by_type passes
     ``html_hidden.drop_hidden_in``): one Lexbor parse serves hidden-content removal, the title and
     main-content selection, where a string pass before would parse and re-serialise the page.
     The tree is freed before html-to-markdown builds its own from the chosen fragment, so the
-    two never peak together on a large page."""
+    two never peak together on a large page.
+
+    ``huge`` (by_type sets it above ``web.convert_huge_bytes``): no main-content selection, the
+    whole body converted one slice at a time (core/convert/html_huge.py says why and how); with
+    ``encoding`` set, ``html`` is the page's bytes and each slice is decoded on its own; with
+    ``out`` (a text file, huge mode only) the Markdown is written there and ``markdown`` is empty."""
+    if huge and out is not None:
+        start = out.tell()
+        try:
+            markdown, title = convert_huge(html, lambda fragment: _convert(fragment, url), _polish, _title, prepare,
+                                           encoding=encoding, out=out)
+            return Converted(markdown=markdown, title=title)
+        except Exception:  # a converter bug must not lose the page: the paths below, their result written to out
+            out.seek(start)
+            out.truncate()
+            converted = html_to_markdown(html.decode(encoding or "utf-8", errors="replace") if isinstance(html, bytes)
+                                         else html, url, tuning=tuning, prepare=prepare, huge=True)
+            out.write(converted.markdown)
+            return Converted(markdown="", title=converted.title)
+    if huge and encoding is not None and isinstance(html, bytes):
+        try:
+            markdown, title = convert_huge(html, lambda fragment: _convert(fragment, url), _polish, _title, prepare,
+                                           encoding=encoding)
+            return Converted(markdown=markdown, title=title)
+        except Exception:  # a converter bug must not lose the page: the text path below, then its fallbacks
+            html = html.decode(encoding, errors="replace")
     if isinstance(html, bytes):
         html = html.decode("utf-8", errors="replace")
     if not isinstance(html, str) or not html.strip():
@@ -200,6 +228,9 @@ def html_to_markdown(html: str, url: str | None = None, *, tuning: Tuning = DEFA
         html = html.replace("\x00", "")
     title = None
     try:
+        if huge:
+            markdown, title = convert_huge(html, lambda fragment: _convert(fragment, url), _polish, _title, prepare)
+            return Converted(markdown=markdown, title=title)  # tidied slice by slice
         tree = LexborHTMLParser(html)
         if prepare is not None:
             prepare(tree, html)

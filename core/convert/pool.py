@@ -14,6 +14,12 @@ with one URL whose body is small (no pool start-up for the CLI's single page); p
 (core/convert/html_precheck.py, by_type.py, pdf_text.py) still apply there. PDFs always go to a
 worker when a pool is allowed: a few KB of PDF can hold minutes of work.
 
+Hand-over: the body goes to the worker as bytes (decoded there). The Markdown comes back pickled,
+except for a page over ``web.convert_huge_bytes``: its worker writes the Markdown slice by slice
+to a file in this pool's private temporary directory (core/convert/html_huge.py) and sends back
+only the title, so the worker never holds, pickles or sends a second whole copy; the parent reads
+the file once and deletes it (docs/benchmarks.md, "Conversion worker pool": peak RSS).
+
 One pool per process (``shared_pool``), started on first use with the ``forkserver`` method (the
 parent has threads; forking it would be unsafe; core/convert/pool_context.py keeps the
 caller's ``__main__`` out of the workers), its server preloading the converters so a new
@@ -26,7 +32,11 @@ import asyncio
 import atexit
 import os
 import resource
+import shutil
+import tempfile
 import threading
+import uuid
+from pathlib import Path
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from webshelf.core.convert.bounds import Bounds
@@ -61,11 +71,12 @@ def _init_worker(memory_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _convert_in_worker(body: bytes, content_type: str | None, url: str, bounds: Bounds):  # noqa: ANN202
+def _convert_in_worker(body: bytes, content_type: str | None, url: str, bounds: Bounds,  # noqa: ANN202
+                       spool: str | None = None):
     from webshelf.core.convert.by_type import to_markdown
 
     try:
-        return to_markdown(body, content_type, url, bounds=bounds)
+        return to_markdown(body, content_type, url, bounds=bounds, spool=spool)
     except MemoryError:
         raise _too_much_memory(url, bounds) from None
 
@@ -74,6 +85,14 @@ def _too_much_memory(url: str, bounds: Bounds) -> TooComplexError:
     return TooComplexError(f"{url}: converting the page needed more than web.convert_memory_mb "
                            f"({bounds.memory_mb:,} MB); the worker was stopped — raise web.convert_memory_mb "
                            "to read it", url=url)
+
+
+def _unspooled(converted):  # noqa: ANN001, ANN202 — by_type.Converted
+    """The Converted a worker spooled (a huge page's Markdown in a file, not in the pickled result)."""
+    import dataclasses
+
+    text = Path(converted.spool).read_text(encoding="utf-8")
+    return dataclasses.replace(converted, markdown=text, spool=None)
 
 
 class ConvertPool:
@@ -85,13 +104,17 @@ class ConvertPool:
         self.workers, self.memory_mb = workers, memory_mb
         ctx = worker_context(_PRELOAD)
         self._pool = ProcessPool(max_workers=workers, initializer=_init_worker, initargs=(memory_mb,), context=ctx)
+        self._spool_dir: str | None = None
 
     async def convert(self, body: bytes, content_type: str | None, url: str, bounds: Bounds):  # noqa: ANN201
         from pebble import ProcessExpired
 
-        future = self._pool.schedule(_convert_in_worker, args=(body, content_type, url, bounds), timeout=bounds.timeout_s)
+        spool = self._spool_path() if len(body) > bounds.huge_bytes else None
+        future = self._pool.schedule(_convert_in_worker, args=(body, content_type, url, bounds, spool),
+                                     timeout=bounds.timeout_s)
         try:
-            return await asyncio.wrap_future(future)
+            converted = await asyncio.wrap_future(future)
+            return _unspooled(converted) if converted.spool else converted
         except FutureTimeout:
             raise ConversionTimeoutError(
                 f"{url}: converting the page took longer than web.convert_timeout_s ({bounds.timeout_s:g} s); the "
@@ -104,10 +127,22 @@ class ConvertPool:
         except asyncio.CancelledError:
             future.cancel()
             raise
+        finally:
+            if spool is not None:
+                Path(spool).unlink(missing_ok=True)
+
+    def _spool_path(self) -> str:
+        """A new file name in this pool's private directory (mode 0700, removed by ``close``)."""
+        if self._spool_dir is None:
+            self._spool_dir = tempfile.mkdtemp(prefix="webshelf-convert-")
+        return os.path.join(self._spool_dir, f"{uuid.uuid4().hex}.md")
 
     def close(self) -> None:
         self._pool.stop()
         self._pool.join(timeout=5)
+        if self._spool_dir is not None:
+            shutil.rmtree(self._spool_dir, ignore_errors=True)
+            self._spool_dir = None
 
     def worker_pids(self) -> list[int]:
         """The pids of the live workers (tests kill one mid-conversion)."""
