@@ -262,3 +262,30 @@ def test_sigterm_of_mcp_serve_leaves_no_chromium(server, home):
         if mcp.proc.poll() is None:
             mcp.proc.kill()
             mcp.proc.wait(10)
+
+
+def test_chromium_s_own_requests_are_refused_without_a_dns_lookup(home, monkeypatch, fresh_browser_services):
+    """Pages go through their own policy proxies; the browser-wide one only sees Chromium's own
+    traffic (update.googleapis.com, accounts.google.com, clients2.google.com were looked up through
+    it while a loopback page rendered): it refuses without asking DNS, so nothing leaves the machine."""
+    import socket
+    import time
+
+    from webshelf.core.config import Config
+
+    real, looked_up = socket.getaddrinfo, []
+
+    def recording(host, *args, **kwargs):
+        looked_up.append(host)
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise socket.gaierror(f"{host}: not looked up in this test (nothing leaves loopback)")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", recording)
+    config = Config.model_validate({"web": {"allow_private": True, "backend": "browser", "fallback": None}}).with_home(home)
+    with LoopbackServer() as srv:
+        url = srv.route("/own", Response(b"<html><body><h1>Own</h1><p>" + b"word " * 100 + b"</p></body></html>"))
+        [result] = web_extract_sync([url], config=config)
+        time.sleep(5)  # Chromium's start-up requests come within seconds of the launch
+    assert result.ok, result.error
+    assert set(looked_up) <= {"127.0.0.1", "localhost", "::1"}, looked_up

@@ -149,6 +149,9 @@ def test_a_name_is_not_looked_up_for_a_hosted_backend(kind, home, monkeypatch):
     """The provider resolves the target, not us: only the provider's own address is looked up."""
     import socket
 
+    from webshelf.core.backends.browser import service
+
+    service.shutdown_all()  # a browser an earlier test left idling would resolve in this process too
     real = socket.getaddrinfo
     looked_up: list[str] = []
 

@@ -27,11 +27,25 @@ CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-st
 # flags) and does not always exec: the binary itself is started instead, so the flags below are
 # the only ones and the browser is one process webshelf can watch.
 BINARIES = ("/usr/lib/chromium/chromium", "/usr/lib/chromium-browser/chromium-browser")
+#: Chromium keeps only the last ``--disable-features``: Playwright passes its own list first (its
+#: chromiumSwitches.ts — network time queries, search preconnects, optimization hints …), so ours
+#: must repeat it, or those start-up requests to Google come back (found as DNS lookups of
+#: update.googleapis.com and connectivitycheck.gstatic.com from the policy proxy during tests).
+DISABLED_FEATURES = (
+    # Playwright's list (playwright 1.5x)
+    "AvoidUnnecessaryBeforeUnloadCheckSync", "DestroyProfileOnBrowserClose", "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable", "LensOverlay", "MediaRouter", "PaintHolding", "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect", "OptimizationHints", "NetworkTimeServiceQuerying", "AimEnabled",
+    "PreconnectToSearch",
+    # ours: no calls home for translation, autofill, feeds, certificate-transparency or other component updates
+    "Translate", "AutofillServerCommunication", "InterestFeedContentSuggestions",
+    "CertificateTransparencyComponentUpdater", "CaptivePortalDetection", "DialMediaRouteProvider",
+)
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-default-apps", "--disable-extensions", "--no-default-browser-check",
          "--disable-domain-reliability", "--disable-client-side-phishing-detection", "--metrics-recording-only",
-         "--disable-features=MediaRouter,OptimizationHints,Translate,AutofillServerCommunication,InterestFeedContentSuggestions")
+         "--disable-features=" + ",".join(DISABLED_FEATURES))
 INSTALL_HINT = ("install Chromium from the OS packages (Debian/Ubuntu: apt-get install chromium) or set "
                 "web.browser.executable_path")
 PIP_HINT = "install the browser extra: pip install 'webshelf[browser]' (Playwright's Python package only)"

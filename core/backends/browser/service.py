@@ -57,6 +57,14 @@ class LaunchKey:
     pages_get: tuple[Any, ...]  # User-Agent, headers, languages, upstream proxy: what contexts are given
 
 
+async def _no_lookup(host: str, port: int) -> list[str]:
+    """The browser-wide proxy's resolver: refuse without asking DNS. Pages go through their own
+    per-context proxies, so what reaches this one is Chromium's own traffic (component updates,
+    account checks, network-time queries to Google hosts), never a page's — it must not leave the
+    machine, not even as a DNS question."""
+    raise OSError(f"Chromium's own request for {host}, not a page's: refused without a lookup")
+
+
 def launch_key(config: Any, executable: str, policy: Policy) -> LaunchKey:
     from webshelf.core.backends.browser.lifecycle import ca_flags
     from webshelf.core.fetch.proxy import proxy_for
@@ -111,7 +119,7 @@ class BrowserService:
 
         async with self._start_lock:
             if self.shared is None:
-                self._guard = await PolicyProxy(self.key.policy).start()
+                self._guard = await PolicyProxy(self.key.policy, resolver=_no_lookup).start()
                 self.shared = SharedBrowser(self.key.executable, self._guard.url, args=self.key.args)
         return await self.shared.get()
 
