@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from webshelf.core.convert.blocks.model import drop_blocks, load
+from webshelf.core.convert.blocks.model import load, select
 from webshelf.core.convert.html_code import contains
 from webshelf.core.convert.html_density import drop_link_blocks, narrow
 
@@ -202,7 +202,7 @@ def main_content(tree: LexborHTMLParser, tuning: Tuning = DEFAULT) -> LexborNode
     boilerplate (``core.convert.blocks``) removed from it."""
     node = container(tree, tuning)
     if node is not None and tuning.block_model != "off":
-        drop_blocks(node, load(tuning.block_model), tuning.block_threshold)
+        node = select(node, load(tuning.block_model), tuning.block_threshold)
     return node
 
 
