@@ -119,7 +119,7 @@ def _story_page(extra_in_story: str = "", extra_outside: str = "") -> str:
                     + "</p>" for i in range(6))
     teasers = "".join(f"<div class='teaser'><p>Other story {i} ran today.</p><a href='/s/{i}'>read "
                       f"the other story number {i}</a></div>" for i in range(10))
-    return (f"<html><body><main><div class='page'>"
+    return (f"<html><body><main><div class='page'><h1>The story</h1>"
             f"<div class='story'>{story}{extra_in_story}</div>"
             f"<div class='more'>{teasers}</div>{extra_outside}"
             f"<div class='rail'><p>Short note one.</p><p>Short note two.</p></div>"
@@ -135,6 +135,7 @@ def test_select_narrows_a_page_sized_container_to_the_story():
     assert "Other story 3" in node.text()  # the rules kept the teaser grid beside the story
     picked = model.select(node, _narrowing_model(0.7))
     assert picked.attributes.get("class") == "story"
+    assert picked.css_first("h1").text() == "The story"  # the heading above it comes along
     text = picked.text()
     assert "Paragraph 0 of the story" in text and "Paragraph 5 of the story" in text
     assert "Other story" not in text and "Short note" not in text
@@ -157,3 +158,20 @@ def test_narrowing_never_leaves_a_code_block_or_the_first_paragraph_behind():
     node = container(LexborHTMLParser(html), OFF)
     picked = model.select(node, _narrowing_model(0.7))
     assert "The opening paragraph says" in picked.text()
+
+
+def test_narrowing_on_a_real_article_drops_the_comment_widget_and_keeps_the_story():
+    """tests/core/pages/0464 (WCXB dev): the rules' container is the page's content wrapper,
+    with the story, a comment widget ("What do you think?", "Be the first to comment") and
+    teasers; the shipped model narrows it to the story."""
+    html, truth = _page("0464")
+    narrowed = html_to_markdown(html, truth["url"]).markdown
+    flat = json.loads(model.SHIPPED.read_text())
+    assert flat["narrow_share"] < 1.0  # the shipped model narrows
+    plain = _plain(narrowed.replace("*", ""))  # "**Calendar Integration:**" reads as the text
+    for snippet in truth["with"]:
+        assert _plain(snippet).strip() in plain, snippet
+    assert "be the first to comment" not in plain and "what do you think" not in plain
+    assert narrowed.startswith(f"# {truth['title']}")  # the title line stays
+    first = next(line for line in truth["main_content"].split("\n") if len(line) > 60)
+    assert _plain(first).strip()[:60] in plain  # so does the first paragraph
