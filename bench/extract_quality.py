@@ -303,7 +303,7 @@ def _flat(model: Path) -> Path:
     data = json.loads(model.read_text())
     out = BLOCK_MODELS / f"{model.stem}.flat.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({**data, "narrow_share": 1.0, "narrow_keep_share": 0.0}))
+    out.write_text(json.dumps({**data, "narrow_share": 1.0}))
     return out
 
 

@@ -160,17 +160,16 @@ def fit(pages: list[dict], kind: str) -> dict:
             "rate": clf.learning_rate, "trees": trees}
 
 
-def _with_threshold(model: dict, threshold: float, cap: float = 1.0,
-                    narrow: tuple[float, float] = (1.0, 0.0)) -> dict:
+def _with_threshold(model: dict, threshold: float, cap: float = 1.0, narrow: float = 1.0) -> dict:
     return {**model, "threshold": threshold, "protect_share": 0.3, "max_drop_share": cap,
-            "narrow_share": narrow[0], "narrow_keep_share": narrow[1]}
+            "narrow_share": narrow}
 
 
 def proxy(pages: list[dict], model: dict, threshold: float, cap: float = 1.0,
-          narrow: tuple[float, float] = (1.0, 0.0)) -> tuple[float, float, float]:
+          narrow: float = 1.0) -> tuple[float, float, float]:
     """Mean page (P, R, F1) of word multisets when the container is narrowed to its
-    keep-weighted text mass (``narrow`` = (share, keep share), share 1 = off;
-    ``model.narrow_members``, the walk ``select`` runs) and loses the blocks scored below ``threshold`` (same guards as
+    keep-weighted text mass (``narrow`` share, 1 = off; ``model.narrow_members``, the walk
+    ``select`` runs) and loses the blocks scored below ``threshold`` (same guards as
     ``select``) — the benchmark's scoring, without Markdown."""
     from webshelf.core.convert.blocks import model as block_model
 
@@ -183,12 +182,12 @@ def proxy(pages: list[dict], model: dict, threshold: float, cap: float = 1.0,
         if threshold > 0 and len(blocks) >= 2:
             probs = [scorer.keep_probability(b["x"]) for b in blocks]
             outside: list[dict] = []
-            if narrow[0] < 1.0:
+            if narrow < 1.0:
                 prose = [p >= block_model.PROSE_PROBABILITY and n >= block_model.PROSE_MIN_CHARS
                          and b["x"][_ENDS] > 0 for b, p, n in zip(blocks, probs, chars)]
                 _, members = block_model.narrow_members(
                     [tuple(b["chain"]) for b in blocks], chars, probs,
-                    [bool(b["x"][_PRE]) for b in blocks], prose, narrow[0], threshold, narrow[1])
+                    [bool(b["x"][_PRE]) for b in blocks], prose, narrow)
                 inside = set(members)
                 outside = [b for i, b in enumerate(blocks) if i not in inside]
                 blocks = [blocks[i] for i in members]
@@ -244,24 +243,23 @@ def choose_threshold(pages: list[dict], model: dict, max_recall_loss: float,
 
 
 CAPS = [1.0, 0.8, 0.6, 0.4]
-# (share of the keep-weighted mass, share of the kept blocks' characters) the branch must hold
-NARROW = [(1.0, 0.0), (0.7, 0.0), (0.6, 0.0), (0.5, 0.0), (0.7, 0.8), (0.6, 0.8), (0.5, 0.8)]
+NARROW = [1.0, 0.9, 0.8, 0.7, 0.6]  # share of the keep-weighted mass the branch must hold
 GUARDED = ("listing", "collection")  # recall-critical types: narrowing must not cost them F1
-GUARD_LOSS = 0.002
+GUARD_LOSS = 0.005
 
 
 def choose_narrow(pages: list[dict], model: dict, threshold: float, cap: float,
-                  narrows: list[tuple]) -> tuple[float, float]:
-    """The narrowing (share, keep share; share 1 = off) with the best proxy F1 on ``pages``
-    (training folds), kept only if it gains ≥ 0.001 F1 and precision over no narrowing and
-    costs listing and collection pages at most ``GUARD_LOSS`` F1 each (their items look like
+                  narrows: list[tuple]) -> float:
+    """The narrowing share (1 = off) with the best proxy F1 on ``pages`` (training folds),
+    kept only if it gains ≥ 0.001 F1 and precision over no narrowing and costs listing and
+    collection pages at most ``GUARD_LOSS`` proxy F1 each (their items look like
     teasers; recall there is what users rely on); ties go to the more precise choice."""
-    off = next(n for n in narrows if n[0] == (1.0, 0.0))
+    off = next(n for n in narrows if n[0] == 1.0)
     guards = {t: [p for p in pages if p["type"] == t] for t in GUARDED}
     base = {t: proxy(g, model, threshold, cap)[2] for t, g in guards.items() if g}
     ok = [off]
     for n in narrows:
-        if n[0] == (1.0, 0.0) or n[3] < off[3] + 0.001 or n[1] <= off[1]:
+        if n[0] == 1.0 or n[3] < off[3] + 0.001 or n[1] <= off[1]:
             continue
         if all(proxy(guards[t], model, threshold, cap, n[0])[2] >= base[t] - GUARD_LOSS for t in base):
             ok.append(n)

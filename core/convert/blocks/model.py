@@ -36,7 +36,6 @@ class BlockModel:
         self.protect_share = float(data.get("protect_share", 0.3))
         self.max_drop_share = float(data.get("max_drop_share", 1.0))
         self.narrow_share = float(data.get("narrow_share", 1.0))  # 1 = no narrowing
-        self.narrow_keep_share = float(data.get("narrow_keep_share", 0.0))  # 0 = no such guard
         if self.kind == "logistic":
             self.coef = [float(c) for c in data["coef"]]
             self.intercept = float(data["intercept"])
@@ -93,7 +92,7 @@ def select(container: LexborNode, model: BlockModel, threshold: float | None = N
     if len(found) < 2:
         return container
     probs = [model.keep_probability(b.features) for b in found]
-    node, members = narrow(found, probs, model.narrow_share, limit, model.narrow_keep_share)
+    node, members = narrow(found, probs, model.narrow_share)
     if node is None:
         node, members = container, list(range(len(found)))
     else:
@@ -146,8 +145,7 @@ _PRE = NAMES.index("tag_pre")
 
 
 def narrow_members(chains: list[tuple], chars: list[int], probs: list[float],
-                   is_pre: list[bool], is_prose: list[bool], share: float,
-                   limit: float = 0.5, keep_share: float = 0.0) -> tuple[int, list[int]]:
+                   is_pre: list[bool], is_prose: list[bool], share: float) -> tuple[int, list[int]]:
     """The walk behind ``narrow`` on plain lists (``bench/train_blocks.py`` replays it on its
     dataset): (depth reached, indices of the blocks inside the chosen branch)."""
     members = list(range(len(chains)))
@@ -167,9 +165,6 @@ def narrow_members(chains: list[tuple], chars: list[int], probs: list[float],
         inner = max(groups.values(), key=lambda idx: sum(weight[i] for i in idx))
         if len(inner) < 2 or sum(weight[i] for i in inner) < share * total:
             break
-        if keep_share > 0 and sum(chars[i] for i in inner if probs[i] >= limit) < keep_share * sum(
-                chars[i] for i in members if probs[i] >= limit):
-            break  # the blocks left behind hold text the classifier keeps (price rows, FAQs)
         kept = set(inner)
         if (first is not None and first not in kept) or any(
                 is_pre[i] for i in members if i not in kept):
@@ -178,14 +173,11 @@ def narrow_members(chains: list[tuple], chars: list[int], probs: list[float],
     return depth, members
 
 
-def narrow(found: list[Block], probs: list[float], share: float, limit: float = 0.5,
-           keep_share: float = 0.0) -> tuple[LexborNode | None, list[int]]:
+def narrow(found: list[Block], probs: list[float], share: float) -> tuple[LexborNode | None, list[int]]:
     """Walk down from the container while one child branch holds ≥ ``share`` of the text
-    weighted by keep-probability (characters × p) and ≥ ``keep_share`` of the characters of
-    blocks scored ≥ ``limit`` (what the classifier alone would keep): a story inside a
-    page-sized wrapper of menus, teasers, "more stories" and comment widgets, which the
-    classifier scores low one by one but which together make the container several times the
-    article. Stops before leaving the opening paragraph (the first block scored ≥ ``PROSE_PROBABILITY``, ≥ ``PROSE_MIN_CHARS``
+    weighted by keep-probability (characters × p): a story inside a page-sized wrapper of
+    menus, teasers, "more stories" and comment widgets, which the classifier scores low one by
+    one but which together make the container several times the article. Stops before leaving the opening paragraph (the first block scored ≥ ``PROSE_PROBABILITY``, ≥ ``PROSE_MIN_CHARS``
     long, with a sentence end) or a ``<pre>`` outside, and at branches of fewer than 2 blocks.
     Returns (the inner node, the indices of its blocks), or (None, all) when it stays put."""
     chains = [b.chain for b in found]
@@ -193,8 +185,7 @@ def narrow(found: list[Block], probs: list[float], share: float, limit: float = 
     is_pre = [b.features[_PRE] > 0 for b in found]
     is_prose = [p >= PROSE_PROBABILITY and b.chars >= PROSE_MIN_CHARS
                 and b.features[_SENTENCE_ENDS] > 0 for b, p in zip(found, probs)]
-    depth, members = narrow_members(chains, chars, probs, is_pre, is_prose, share, limit,
-                                    keep_share)
+    depth, members = narrow_members(chains, chars, probs, is_pre, is_prose, share)
     if depth == 0:
         return None, members
     key = found[members[0]].chain[depth - 1]
