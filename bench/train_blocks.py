@@ -16,7 +16,10 @@ One command reproduces the shipped model and the per-fold models that
    extract_quality.py) a model is fitted on the other four folds, and its keep-probability
    threshold is chosen *on those four folds* with a page-level proxy (the container's tokens
    minus the dropped blocks' tokens, against the reference): highest mean F1 whose token recall
-   loses at most ``--max-recall-loss``. The fold models go to ``build/blocks/fold{k}.json``.
+   loses at most ``--max-recall-loss``; then the drop cap, then the narrowing share
+   (``choose_narrow``: the container is narrowed to the branch holding that share of the
+   keep-weighted text, ``core.convert.blocks.model.narrow``), all on those four folds. The
+   fold models go to ``build/blocks/fold{k}.json``.
 3. The shipped model (``core/convert/blocks/model.json``) is fitted on all five folds the same
    way. The readability corpus is never read here.
 

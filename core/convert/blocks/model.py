@@ -1,4 +1,5 @@
-"""The shipped block model: load it, score blocks, drop the ones it calls boilerplate.
+"""The shipped block model: load it, score blocks, narrow the container to the branch that
+holds the keep-weighted text mass, drop the blocks it calls boilerplate (``select``).
 
 Pure Python at run time (no numpy, no scikit-learn): the model is a JSON file next to this
 module (``model.json``, written by ``bench/train_blocks.py``) holding either logistic-regression
