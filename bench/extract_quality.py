@@ -302,12 +302,14 @@ def _read_only() -> Callable[[str, str | None], str]:
 OURS = "webshelf"
 ALONE = "webshelf converter alone (no hidden removal; not served)"
 RULES = "webshelf rules only (no block classifier)"
+FLAT = "webshelf without narrowing (previous main)"
 BASELINE = "trafilatura (markdown, defaults)"
 FLOOR = "read pages only (floor)"
 CANDIDATES: dict[str, Callable[..., Callable[[str, str | None], str]]] = {
     OURS: _webshelf,
     RULES: lambda: _webshelf({"block_model": "off"}),
     ALONE: _converter_alone,
+    FLAT: lambda: _webshelf({"block_model": str(_flat(ROOT / "core" / "convert" / "blocks" / "model.json"))}),
     BASELINE: lambda: _trafilatura(),
     "resiliparse main_content (text)": _resiliparse,
     FLOOR: _read_only,
@@ -319,6 +321,16 @@ EXTRA_CANDIDATES = {
     "html-to-markdown aggressive preprocessing": lambda: _h2m("aggressive"),
     "readability-lxml + html-to-markdown": _readability_h2m,
 }
+
+
+def _flat(model: Path) -> Path:
+    """A copy of a block model without narrowing (``narrow_share`` 1): the converter of main
+    before issue 14's container narrowing, with the same weights, threshold and cap."""
+    data = json.loads(model.read_text())
+    out = BLOCK_MODELS / f"{model.stem}.flat.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({**data, "narrow_share": 1.0}))
+    return out
 
 
 # ---------------------------------------------------------------- one worker = one candidate
@@ -497,19 +509,28 @@ def main(argv: list[str] | None = None) -> int:
 
             print("[wcxb] training the block classifier (bench/train_blocks.py) …", file=sys.stderr)
             train_blocks.main(["--rebuild"] if args.retrain else [])
-        held_out = []
-        for k, model in enumerate(models):
-            fold_descs = [d for d in corpora["wcxb"] if d["fold"] == k]
-            print(f"[wcxb] {OURS} fold {k} with its held-out model …", file=sys.stderr, flush=True)
-            held_out.extend(spawn(OURS, "wcxb", fold_descs, {"block_model": str(model)})["rows"])
-        defaults = dump["rows"]["wcxb"][f"{OURS} (defaults, in-sample)"]
-        timing = {r["id"]: r["ms"] for r in defaults}
-        for r in held_out:  # time of the shipped model's run (same code, same pages)
-            r["ms"] = timing[r["id"]]
-        cv = by_type(held_out)
-        cv["overall"]["peak_rss_mb"] = results["wcxb"][f"{OURS} (defaults, in-sample)"]["overall"].get("peak_rss_mb")
-        results["wcxb"] = {f"{OURS} (block classifier, cross-validated)": cv, **results["wcxb"]}
-        dump.setdefault("rows", {}).setdefault("wcxb", {})["cv"] = held_out
+        cv_rows = {}
+        # the same fold models without narrowing: main's converter before it, cross-validated
+        for label, variant in (("cv", lambda m: m), ("cv flat", _flat)):
+            held_out = []
+            for k, model in enumerate(models):
+                fold_descs = [d for d in corpora["wcxb"] if d["fold"] == k]
+                print(f"[wcxb] {OURS} fold {k} with its held-out model ({label}) …", file=sys.stderr,
+                      flush=True)
+                held_out.extend(spawn(OURS, "wcxb", fold_descs,
+                                      {"block_model": str(variant(model))})["rows"])
+            defaults = dump["rows"]["wcxb"][f"{OURS} (defaults, in-sample)"]
+            timing = {r["id"]: r["ms"] for r in defaults}
+            for r in held_out:  # time of the shipped model's run (same code, same pages)
+                r["ms"] = timing[r["id"]]
+            cv_rows[label] = by_type(held_out)
+            overall = lambda table: table.get("overall") or next(iter(table.values()))  # noqa: E731
+            overall(cv_rows[label])["peak_rss_mb"] = \
+                overall(results["wcxb"][f"{OURS} (defaults, in-sample)"]).get("peak_rss_mb")
+            dump.setdefault("rows", {}).setdefault("wcxb", {})[label] = held_out
+        results["wcxb"] = {f"{OURS} (block classifier + narrowing, cross-validated)": cv_rows["cv"],
+                           f"{OURS} without narrowing (previous main), cross-validated": cv_rows["cv flat"],
+                           **results["wcxb"]}
 
     if OURS in names and args.grid and corpora["wcxb"]:
         from extract_tuning import GRID

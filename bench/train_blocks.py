@@ -16,7 +16,10 @@ One command reproduces the shipped model and the per-fold models that
    extract_quality.py) a model is fitted on the other four folds, and its keep-probability
    threshold is chosen *on those four folds* with a page-level proxy (the container's tokens
    minus the dropped blocks' tokens, against the reference): highest mean F1 whose token recall
-   loses at most ``--max-recall-loss``. The fold models go to ``build/blocks/fold{k}.json``.
+   loses at most ``--max-recall-loss``; then the drop cap, then the narrowing share
+   (``choose_narrow``: the container is narrowed to the branch holding that share of the
+   keep-weighted text, ``core.convert.blocks.model.narrow``), all on those four folds. The
+   fold models go to ``build/blocks/fold{k}.json``.
 3. The shipped model (``core/convert/blocks/model.json``) is fitted on all five folds the same
    way. The readability corpus is never read here.
 
@@ -82,6 +85,7 @@ def page_blocks(desc: dict) -> dict:
     cwords = Counter(_words(node.text(deep=True, separator=" ", strip=True)))
     out["container_tokens"] = sum(cwords.values())
     out["container_overlap"] = sum((cwords & ref).values())
+    local: dict[int, int] = {}  # ancestor mem_id -> small index, for the narrowing proxy
     for block in blocks(node):
         words = _words(block.node.text(deep=True, separator=" ", strip=True))
         if not words:
@@ -92,7 +96,8 @@ def page_blocks(desc: dict) -> dict:
             shingles = _shingles(words)
             label = sum(1 for s in shingles if s in ref_shingles) / len(shingles)
         out["blocks"].append({"x": block.features, "label": label, "tokens": len(words),
-                              "words": words})
+                              "words": words,
+                              "chain": [local.setdefault(a, len(local)) for a in block.chain]})
     out["container_words"] = dict(cwords)
     out["ref_words"] = dict(ref)
     return out
@@ -158,27 +163,44 @@ def fit(pages: list[dict], kind: str) -> dict:
             "rate": clf.learning_rate, "trees": trees}
 
 
-def _with_threshold(model: dict, threshold: float, cap: float = 1.0) -> dict:
-    return {**model, "threshold": threshold, "protect_share": 0.3, "max_drop_share": cap}
+def _with_threshold(model: dict, threshold: float, cap: float = 1.0, narrow: float = 1.0) -> dict:
+    return {**model, "threshold": threshold, "protect_share": 0.3, "max_drop_share": cap,
+            "narrow_share": narrow}
 
 
-def proxy(pages: list[dict], model: dict, threshold: float, cap: float = 1.0) -> tuple[float, float, float]:
-    """Mean page (P, R, F1) of word multisets when the container loses the blocks scored below
-    ``threshold`` (same guards as ``drop_blocks``) — the benchmark's scoring, without Markdown."""
-    from webshelf.core.convert.blocks.model import BlockModel
+def proxy(pages: list[dict], model: dict, threshold: float, cap: float = 1.0,
+          narrow: float = 1.0) -> tuple[float, float, float]:
+    """Mean page (P, R, F1) of word multisets when the container is narrowed to its
+    keep-weighted text mass (``narrow`` share, 1 = off; ``model.narrow_members``, the walk
+    ``select`` runs) and loses the blocks scored below ``threshold`` (same guards as
+    ``select``) — the benchmark's scoring, without Markdown."""
+    from webshelf.core.convert.blocks import model as block_model
 
-    scorer = BlockModel(_with_threshold(model, threshold, cap))
+    scorer = block_model.BlockModel(_with_threshold(model, threshold, cap))
     ps, rs, fs = [], [], []
     for page in pages:
         pred, overlap, ref = page["container_tokens"], page["container_overlap"], page["ref_tokens"]
         blocks = page["blocks"]
-        chars = [round(math.expm1(b["x"][0])) for b in blocks]  # log_chars: what drop_blocks sees
-        total = sum(chars) or 1
+        chars = [round(math.expm1(b["x"][0])) for b in blocks]  # log_chars: what select sees
         if threshold > 0 and len(blocks) >= 2:
-            doomed = [(b, n) for b, n in zip(blocks, chars)
-                      if not (b["x"][_H1] or b["x"][_PRE] or n >= 0.3 * total)
-                      and scorer.keep_probability(b["x"]) < threshold]
+            probs = [scorer.keep_probability(b["x"]) for b in blocks]
+            outside: list[dict] = []
+            if narrow < 1.0:
+                prose = [p >= block_model.PROSE_PROBABILITY and n >= block_model.PROSE_MIN_CHARS
+                         and b["x"][_ENDS] > 0 for b, p, n in zip(blocks, probs, chars)]
+                _, members = block_model.narrow_members(
+                    [tuple(b["chain"]) for b in blocks], chars, probs,
+                    [bool(b["x"][_PRE]) for b in blocks], prose, narrow)
+                inside = set(members)
+                outside = [b for i, b in enumerate(blocks) if i not in inside]
+                blocks = [blocks[i] for i in members]
+                chars = [chars[i] for i in members]
+                probs = [probs[i] for i in members]
+            total = sum(chars) or 1
+            doomed = [(b, n) for b, n, p in zip(blocks, chars, probs)
+                      if not (b["x"][_H1] or b["x"][_PRE] or n >= 0.3 * total) and p < threshold]
             dropped = [b for b, _ in doomed] if sum(n for _, n in doomed) <= cap * total else []
+            dropped += outside
             if dropped:
                 kept = Counter(page["container_words"])
                 for b in dropped:
@@ -201,7 +223,7 @@ def _feature_index(name: str) -> int:
     return NAMES.index(name)
 
 
-_H1 = _PRE = 0
+_H1 = _PRE = _ENDS = 0
 
 
 def choose_threshold(pages: list[dict], model: dict, max_recall_loss: float,
@@ -218,14 +240,37 @@ def choose_threshold(pages: list[dict], model: dict, max_recall_loss: float,
     threshold = max((c for c in allowed if c[3] >= best_f1 - f1_slack), key=lambda c: c[0])[0]
     caps = [(cap, *proxy(pages, model, threshold, cap)) for cap in CAPS]
     cap = max(caps, key=lambda c: (round(c[3], 4), c[0]))[0]
-    return threshold, cap, curve + [("cap", *c) for c in caps]
+    narrows = [(share, *proxy(pages, model, threshold, cap, share)) for share in NARROW]
+    share = choose_narrow(pages, model, threshold, cap, narrows)
+    return threshold, cap, share, curve + [("cap", *c) for c in caps] + [("narrow", *n) for n in narrows]
 
 
 CAPS = [1.0, 0.8, 0.6, 0.4]
+NARROW = [1.0, 0.9, 0.8, 0.7, 0.6]  # share of the keep-weighted mass the branch must hold
+GUARDED = ("listing", "collection")  # recall-critical types: narrowing must not cost them F1
+GUARD_LOSS = 0.005
+
+
+def choose_narrow(pages: list[dict], model: dict, threshold: float, cap: float,
+                  narrows: list[tuple]) -> float:
+    """The narrowing share (1 = off) with the best proxy F1 on ``pages`` (training folds),
+    kept only if it gains ≥ 0.001 F1 and precision over no narrowing and costs listing and
+    collection pages at most ``GUARD_LOSS`` proxy F1 each (their items look like
+    teasers; recall there is what users rely on); ties go to the more precise choice."""
+    off = next(n for n in narrows if n[0] == 1.0)
+    guards = {t: [p for p in pages if p["type"] == t] for t in GUARDED}
+    base = {t: proxy(g, model, threshold, cap)[2] for t, g in guards.items() if g}
+    ok = [off]
+    for n in narrows:
+        if n[0] == 1.0 or n[3] < off[3] + 0.001 or n[1] <= off[1]:
+            continue
+        if all(proxy(guards[t], model, threshold, cap, n[0])[2] >= base[t] - GUARD_LOSS for t in base):
+            ok.append(n)
+    return max(ok, key=lambda n: (round(n[3], 3), n[1]))[0]
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _H1, _PRE
+    global _H1, _PRE, _ENDS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kind", choices=("logistic", "trees"), default="logistic")
     parser.add_argument("--jobs", type=int, default=2)
@@ -235,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="cache of the extracted blocks (rebuilt when missing)")
     parser.add_argument("--rebuild", action="store_true")
     args = parser.parse_args(argv)
-    _H1, _PRE = _feature_index("tag_h1"), _feature_index("tag_pre")
+    _H1, _PRE, _ENDS = _feature_index("tag_h1"), _feature_index("tag_pre"), _feature_index("sentence_ends")
 
     OUT.mkdir(parents=True, exist_ok=True)
     if args.dataset.exists() and not args.rebuild:
@@ -247,28 +292,32 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(pages)} pages, {n_blocks} blocks", file=sys.stderr)
 
     report = {"kind": args.kind, "folds": []}
-    held = {"base": [], "model": []}
+    held = {"base": [], "no narrow": [], "model": []}
     for fold in range(FOLDS):
         train = [p for p in pages if p["fold"] != fold]
         test = [p for p in pages if p["fold"] == fold]
         model = fit(train, args.kind)
-        threshold, cap, curve = choose_threshold(train, model, args.max_recall_loss, args.f1_slack)
-        (OUT / f"fold{fold}.json").write_text(json.dumps(_with_threshold(model, threshold, cap)))
-        base, scored = proxy(test, model, 0.0), proxy(test, model, threshold, cap)
+        threshold, cap, share, curve = choose_threshold(train, model, args.max_recall_loss,
+                                                        args.f1_slack)
+        (OUT / f"fold{fold}.json").write_text(json.dumps(_with_threshold(model, threshold, cap, share)))
+        base, scored = proxy(test, model, 0.0), proxy(test, model, threshold, cap, share)
         held["base"].append((len(test), base)), held["model"].append((len(test), scored))
-        report["folds"].append({"fold": fold, "threshold": threshold, "cap": cap, "test_pages": len(test),
+        held["no narrow"].append((len(test), proxy(test, model, threshold, cap)))
+        report["folds"].append({"fold": fold, "threshold": threshold, "cap": cap, "narrow": share,
+                                "test_pages": len(test),
                                 "train_curve": curve,
                                 "test_proxy_before": base, "test_proxy_after": scored})
-        print(f"fold {fold}: threshold {threshold:.2f} cap {cap:.1f}  held-out proxy P/R/F1 "
+        print(f"fold {fold}: threshold {threshold:.2f} cap {cap:.1f} narrow {share}  held-out proxy P/R/F1 "
               f"{base[0]:.3f}/{base[1]:.3f}/{base[2]:.3f} -> {scored[0]:.3f}/{scored[1]:.3f}/{scored[2]:.3f}")
-    for key in ("base", "model"):
+    for key in held:
         n = sum(k for k, _ in held[key])
         mean = [sum(k * v[i] for k, v in held[key]) / n for i in range(3)]
-        print(f"held-out proxy {key:5s}: P {mean[0]:.3f} R {mean[1]:.3f} F1 {mean[2]:.3f}")
+        print(f"held-out proxy {key:9s}: P {mean[0]:.3f} R {mean[1]:.3f} F1 {mean[2]:.3f}")
     model = fit(pages, args.kind)
-    threshold, cap, curve = choose_threshold(pages, model, args.max_recall_loss, args.f1_slack)
-    SHIPPED.write_text(json.dumps(_with_threshold(model, threshold, cap), separators=(",", ":")) + "\n")
-    print(f"shipped: {args.kind}, threshold {threshold:.2f}, cap {cap:.1f}, "
+    threshold, cap, share, curve = choose_threshold(pages, model, args.max_recall_loss, args.f1_slack)
+    SHIPPED.write_text(json.dumps(_with_threshold(model, threshold, cap, share),
+                                  separators=(",", ":")) + "\n")
+    print(f"shipped: {args.kind}, threshold {threshold:.2f}, cap {cap:.1f}, narrow {share}, "
           f"{SHIPPED.stat().st_size / 1024:.1f} KB")
     (OUT / "report.json").write_text(json.dumps(report, indent=1))
     return 0

@@ -3,10 +3,12 @@
 Works on a selectolax (Lexbor, C) DOM so that every bulk step — parsing, CSS matching, text
 extraction, removal — runs in C; Python only makes a few dozen decisions per page. No per-site
 rules: only HTML semantics (tags, ARIA roles, hidden markers), generic class/id words and text
-statistics. Last, the learned block classifier (``core.convert.blocks``) removes the leaf
-blocks of the container it scores as boilerplate (``Tuning.block_model="off"`` skips it; the
-rules alone are ``container()``). Used by ``core.html_markdown``; see its docstring for the
-measurements.
+statistics. Last, the learned block classifier (``core.convert.blocks``) scores the leaf
+blocks of the container, narrows it to the branch holding the keep-weighted text mass (a story
+inside a page-sized wrapper of teasers and comment widgets) and removes the blocks it scores
+as boilerplate (``Tuning.block_model="off"`` skips it; the rules alone are ``container()``).
+Used by ``core.html_markdown``; the measurements are in docs/benchmarks.md ("Extraction
+quality").
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from webshelf.core.convert.blocks.model import drop_blocks, load
+from webshelf.core.convert.blocks.model import load, select
 from webshelf.core.convert.html_code import contains
 from webshelf.core.convert.html_density import drop_link_blocks, narrow
 
@@ -198,11 +200,11 @@ def _descend(node: LexborNode, share: float = 0.7) -> LexborNode:
 
 def main_content(tree: LexborHTMLParser, tuning: Tuning = DEFAULT) -> LexborNode | None:
     """Prune ``tree`` and return the element holding the page's main content, with link-dense
-    blocks (``core.convert.html_density``) and blocks the learned classifier scores as
-    boilerplate (``core.convert.blocks``) removed from it."""
+    blocks (``core.convert.html_density``) removed, narrowed by the learned classifier's block
+    scores and without the blocks it scores as boilerplate (``core.convert.blocks.model.select``)."""
     node = container(tree, tuning)
     if node is not None and tuning.block_model != "off":
-        drop_blocks(node, load(tuning.block_model), tuning.block_threshold)
+        node = select(node, load(tuning.block_model), tuning.block_threshold)
     return node
 
 

@@ -102,3 +102,76 @@ def test_nothing_is_dropped_when_the_model_would_take_most_of_the_container():
     node = container(LexborHTMLParser(f"<main><h1>Listing</h1><ul>{items}</ul></main>"), OFF)
     assert model.drop_blocks(node, DropAll(shipped)) == 0  # a listing: the items are the content
     assert len(node.css("li")) == 12
+
+
+class _ProseModel(model.BlockModel):
+    """Keeps sentences, drops link text: the block scores of a clear page, without the
+    shipped weights (so these tests pin the narrowing walk, not a trained model)."""
+
+    def keep_probability(self, values):
+        names = features.NAMES
+        return 0.9 if values[names.index("link_density")] < 0.3 and \
+            values[names.index("sentence_ends")] > 0 else 0.05
+
+
+def _story_page(extra_in_story: str = "", extra_outside: str = "") -> str:
+    story = "".join(f"<p>Paragraph {i} of the story tells what happened there. " + "More words. " * 12
+                    + "</p>" for i in range(6))
+    teasers = "".join(f"<div class='teaser'><p>Other story {i} ran today.</p><a href='/s/{i}'>read "
+                      f"the other story number {i}</a></div>" for i in range(10))
+    return (f"<html><body><main><div class='page'><h1>The story</h1>"
+            f"<div class='story'>{story}{extra_in_story}</div>"
+            f"<div class='more'>{teasers}</div>{extra_outside}"
+            f"<div class='rail'><p>Short note one.</p><p>Short note two.</p></div>"
+            f"</div></main></body></html>")
+
+
+def _narrowing_model(share: float) -> model.BlockModel:
+    return _ProseModel({**json.loads(model.SHIPPED.read_text()), "narrow_share": share})
+
+
+def test_select_narrows_a_page_sized_container_to_the_story():
+    node = container(LexborHTMLParser(_story_page()), OFF)
+    assert "Other story 3" in node.text()  # the rules kept the teaser grid beside the story
+    picked = model.select(node, _narrowing_model(0.7))
+    assert picked.attributes.get("class") == "story"
+    assert picked.css_first("h1").text() == "The story"  # the heading above it comes along
+    text = picked.text()
+    assert "Paragraph 0 of the story" in text and "Paragraph 5 of the story" in text
+    assert "Other story" not in text and "Short note" not in text
+
+
+def test_select_without_narrowing_keeps_the_container():
+    node = container(LexborHTMLParser(_story_page()), OFF)
+    picked = model.select(node, _narrowing_model(1.0))
+    assert picked.mem_id == node.mem_id
+    assert "Paragraph 0 of the story" in picked.text()
+
+
+def test_narrowing_never_leaves_a_code_block_or_the_first_paragraph_behind():
+    code = "<pre><code>print('the example at the very end')</code></pre>"
+    node = container(LexborHTMLParser(_story_page(extra_outside=code)), OFF)
+    picked = model.select(node, _narrowing_model(0.7))
+    assert "the example at the very end" in picked.text()
+    lead = "<div class='lead'><p>" + "The opening paragraph says what the story is. " * 3 + "</p></div>"
+    html = _story_page().replace("<div class='story'>", lead + "<div class='story'>")
+    node = container(LexborHTMLParser(html), OFF)
+    picked = model.select(node, _narrowing_model(0.7))
+    assert "The opening paragraph says" in picked.text()
+
+
+def test_narrowing_on_a_real_article_drops_the_comment_widget_and_keeps_the_story():
+    """tests/core/pages/0464 (WCXB dev): the rules' container is the page's content wrapper,
+    with the story, a comment widget ("What do you think?", "Be the first to comment") and
+    teasers; the shipped model narrows it to the story."""
+    html, truth = _page("0464")
+    narrowed = html_to_markdown(html, truth["url"]).markdown
+    flat = json.loads(model.SHIPPED.read_text())
+    assert flat["narrow_share"] < 1.0  # the shipped model narrows
+    plain = _plain(narrowed.replace("*", ""))  # "**Calendar Integration:**" reads as the text
+    for snippet in truth["with"]:
+        assert _plain(snippet).strip() in plain, snippet
+    assert "be the first to comment" not in plain and "what do you think" not in plain
+    assert narrowed.startswith(f"# {truth['title']}")  # the title line stays
+    first = next(line for line in truth["main_content"].split("\n") if len(line) > 60)
+    assert _plain(first).strip()[:60] in plain  # so does the first paragraph

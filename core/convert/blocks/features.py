@@ -66,6 +66,9 @@ class Block:
     node: LexborNode
     chars: int
     features: list[float]
+    # mem_ids of the block's ancestors from just below the container down to its parent: the
+    # branch it sits in (``model.narrow`` walks down these)
+    chain: tuple[int, ...] = ()
 
 
 def _tokens(value: str) -> set[str]:
@@ -230,7 +233,7 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
             0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,  # branches, filled below
         ]
         before += chars
-        out.append(Block(node, chars, features))
+        out.append(Block(node, chars, features, parent_info[9]))
     _branch_features(out, [info[9] for _, _, info, _ in found], total)
     k = NAMES.index("prev_link_density")
     for i, block in enumerate(out):

@@ -1,4 +1,5 @@
-"""The shipped block model: load it, score blocks, drop the ones it calls boilerplate.
+"""The shipped block model: load it, score blocks, narrow the container to the branch that
+holds the keep-weighted text mass, drop the blocks it calls boilerplate (``select``).
 
 Pure Python at run time (no numpy, no scikit-learn): the model is a JSON file next to this
 module (``model.json``, written by ``bench/train_blocks.py``) holding either logistic-regression
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from functools import lru_cache
+from collections import defaultdict
 from pathlib import Path
 
 from selectolax.lexbor import LexborNode
@@ -34,6 +36,7 @@ class BlockModel:
         self.threshold = float(data["threshold"])
         self.protect_share = float(data.get("protect_share", 0.3))
         self.max_drop_share = float(data.get("max_drop_share", 1.0))
+        self.narrow_share = float(data.get("narrow_share", 1.0))  # 1 = no narrowing
         if self.kind == "logistic":
             self.coef = [float(c) for c in data["coef"]]
             self.intercept = float(data["intercept"])
@@ -67,25 +70,127 @@ def load(path: str | None = None) -> BlockModel:
 
 
 def drop_blocks(container: LexborNode, model: BlockModel, threshold: float | None = None) -> int:
-    """Remove the blocks under ``container`` whose keep-probability is below the threshold;
-    returns how many. Never removed: code blocks (``<pre>``), the page heading (``<h1>``) and
-    any block holding ≥ ``model.protect_share`` of the container's text (one block that large
-    *is* the content, whatever its features say). When the doomed blocks would take more than
-    ``model.max_drop_share`` of the text, nothing is dropped: the model is then most often
-    looking at a listing, whose repeated short link-bearing items *are* the content."""
+    """Remove the blocks under ``container`` that ``select`` would drop; returns how many.
+    (``select`` also narrows; this keeps ``container`` whole, for callers that hold it.)"""
     limit = model.threshold if threshold is None else threshold
     if limit <= 0:
         return 0
     found: list[Block] = blocks(container)
     if len(found) < 2:
         return 0
+    probs = [model.keep_probability(b.features) for b in found]
+    return _drop(found, probs, model, limit)
+
+
+def select(container: LexborNode, model: BlockModel, threshold: float | None = None) -> LexborNode:
+    """The content of ``container`` by the block scores: first narrowed to the branch holding
+    the page's keep-weighted text mass (``narrow``), then without the blocks scored below the
+    threshold (``_drop``). Returns the (possibly inner) node; the tree is changed in place."""
+    limit = model.threshold if threshold is None else threshold
+    if limit <= 0:
+        return container
+    found: list[Block] = blocks(container)
+    if len(found) < 2:
+        return container
+    probs = [model.keep_probability(b.features) for b in found]
+    node, members = narrow(found, probs, model.narrow_share)
+    if node is None:
+        node, members = container, list(range(len(found)))
+    else:
+        _keep_heading(node, found, members)
+    _drop([found[i] for i in members], [probs[i] for i in members], model, limit)
+    return node
+
+
+def _keep_heading(node: LexborNode, found: list[Block], members: list[int]) -> None:
+    """The page heading stays with the story: when narrowing left the container's first
+    ``<h1>`` outside (a title above the article body, the usual layout), a copy of it goes
+    first into ``node``. The title line is never dropped."""
+    if node.css_first("h1") is not None:
+        return
+    inside = set(members)
+    heading = next((b.node for i, b in enumerate(found) if i not in inside and b.node.tag == "h1"),
+                   None)
+    if heading is None:
+        return
+    first = node.child
+    if first is not None:
+        first.insert_before(heading)  # Lexbor inserts a copy; the original stays outside
+    else:
+        node.insert_child(heading)
+
+
+def _drop(found: list[Block], probs: list[float], model: BlockModel, limit: float) -> int:
+    """Never removed: code blocks (``<pre>``), the page heading (``<h1>``) and any block
+    holding ≥ ``model.protect_share`` of the text (one block that large *is* the content,
+    whatever its features say). When the doomed blocks would take more than
+    ``model.max_drop_share`` of the text, nothing is dropped: the model is then most often
+    looking at a listing, whose repeated short link-bearing items *are* the content."""
+    if len(found) < 2:
+        return 0
     total = sum(b.chars for b in found) or 1
-    doomed = [b for b in found
+    doomed = [b for b, p in zip(found, probs)
               if b.node.tag not in ("pre", "h1") and b.chars < model.protect_share * total
-              and b.node.css_first("pre, h1") is None
-              and model.keep_probability(b.features) < limit]
+              and b.node.css_first("pre, h1") is None and p < limit]
     if sum(b.chars for b in doomed) > model.max_drop_share * total:
         return 0
     for b in doomed:
         b.node.remove()
     return len(doomed)
+
+
+PROSE_PROBABILITY = 0.5  # the first prose block (the article's opening paragraph) ...
+PROSE_MIN_CHARS = 80  # ... scores at least this, is this long and ends a sentence
+_SENTENCE_ENDS = NAMES.index("sentence_ends")
+_PRE = NAMES.index("tag_pre")
+
+
+def narrow_members(chains: list[tuple], chars: list[int], probs: list[float],
+                   is_pre: list[bool], is_prose: list[bool], share: float) -> tuple[int, list[int]]:
+    """The walk behind ``narrow`` on plain lists (``bench/train_blocks.py`` replays it on its
+    dataset): (depth reached, indices of the blocks inside the chosen branch)."""
+    members = list(range(len(chains)))
+    if share >= 1.0:
+        return 0, members
+    weight = [c * p for c, p in zip(chars, probs)]
+    first = next((i for i in members if is_prose[i]), None)
+    depth = 0
+    while depth < 200:
+        groups: dict = defaultdict(list)
+        for i in members:
+            if len(chains[i]) > depth:
+                groups[chains[i][depth]].append(i)
+        total = sum(weight[i] for i in members)
+        if not groups or total <= 0:
+            break
+        inner = max(groups.values(), key=lambda idx: sum(weight[i] for i in idx))
+        if len(inner) < 2 or sum(weight[i] for i in inner) < share * total:
+            break
+        kept = set(inner)
+        if (first is not None and first not in kept) or any(
+                is_pre[i] for i in members if i not in kept):
+            break  # never lose the opening paragraph or a code block to narrowing
+        members, depth = inner, depth + 1
+    return depth, members
+
+
+def narrow(found: list[Block], probs: list[float], share: float) -> tuple[LexborNode | None, list[int]]:
+    """Walk down from the container while one child branch holds ≥ ``share`` of the text
+    weighted by keep-probability (characters × p): a story inside a page-sized wrapper of
+    menus, teasers, "more stories" and comment widgets, which the classifier scores low one by
+    one but which together make the container several times the article. Stops before leaving the opening paragraph (the first block scored ≥ ``PROSE_PROBABILITY``, ≥ ``PROSE_MIN_CHARS``
+    long, with a sentence end) or a ``<pre>`` outside, and at branches of fewer than 2 blocks.
+    Returns (the inner node, the indices of its blocks), or (None, all) when it stays put."""
+    chains = [b.chain for b in found]
+    chars = [b.chars for b in found]
+    is_pre = [b.features[_PRE] > 0 for b in found]
+    is_prose = [p >= PROSE_PROBABILITY and b.chars >= PROSE_MIN_CHARS
+                and b.features[_SENTENCE_ENDS] > 0 for b, p in zip(found, probs)]
+    depth, members = narrow_members(chains, chars, probs, is_pre, is_prose, share)
+    if depth == 0:
+        return None, members
+    key = found[members[0]].chain[depth - 1]
+    node = found[members[0]].node.parent
+    while node is not None and node.mem_id != key:
+        node = node.parent
+    return node, members
