@@ -248,8 +248,14 @@ def unwrap_noscript_content(tree) -> bool:  # noqa: ANN001 — selectolax tree
     noscripts = tree.css("noscript")
     if not noscripts or tree.body is None:
         return False
-    inside = sum(len(n.text(deep=True, separator=" ", strip=True)) for n in noscripts)
-    if not inside or inside <= NOSCRIPT_CONTENT_SHARE * len(tree.body.text(deep=True, separator=" ", strip=True)):
+    def length(node) -> int:  # noqa: ANN001
+        return len(node.text(deep=True, separator=" ", strip=True))
+
+    inside = sum(map(length, noscripts))
+    # the body's readable text: scripts' and sheets' text is no content (app state as JSON can be
+    # most of a forum page's characters: WCXB 0557)
+    readable = length(tree.body) - sum(map(length, tree.body.css("script, style, template")))
+    if not inside or inside <= NOSCRIPT_CONTENT_SHARE * readable:
         return False
     for node in noscripts:
         node.unwrap()

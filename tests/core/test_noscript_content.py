@@ -33,3 +33,12 @@ def test_a_small_noscript_beside_the_article_is_dropped():
             f"<noscript><p>Please enable JavaScript to view the comments.</p></noscript></body></html>")
     text = _served(page)
     assert "Reply 11:" in text and "enable JavaScript" not in text
+
+
+def test_script_text_does_not_count_as_the_page_s_text():
+    """Forums ship their app state as JSON in a script (WCXB 0557: 140 K characters of body text,
+    most of it script): the share is of the readable text."""
+    state = "<script>window.app = " + '{"k": "' + "x" * 50_000 + '"};</script>'
+    page = f"<html><body><div id='app'></div>{state}<noscript>{THREAD}</noscript></body></html>"
+    text = _served(page)
+    assert all(f"Reply {i}:" in text for i in range(12)), text
