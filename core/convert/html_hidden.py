@@ -232,12 +232,17 @@ def _frame(tree) -> list:  # noqa: ANN001 — selectolax tree
     return [node for node in (tree.root, tree.body) if node is not None]
 
 
-#: ``<noscript>`` holding more than this share of the body's text is the page's content
+#: ``<noscript>`` holding more than this share of the body's text is the page's content …
 NOSCRIPT_CONTENT_SHARE = 0.5
+#: … if it holds at least this many characters: an app shell's "You need to enable JavaScript to
+#: run this app" is the majority of an empty page's text, and must leave it empty (near-empty pages
+#: go to the next backend of web.fallback; see core/backends/fallback.py)
+NOSCRIPT_CONTENT_MIN_CHARS = 500
 
 
 def unwrap_noscript_content(tree) -> bool:  # noqa: ANN001 — selectolax tree
-    """Unwrap every ``<noscript>`` when together they hold most of the body's text; True if so.
+    """Unwrap every ``<noscript>`` when together they hold most of the body's text (and more than a
+    note's worth); True if so.
 
     Forums (Discourse, Flarum) render the thread for readers without scripts inside ``<noscript>``
     and leave the rest of the body an empty shell for their app: that text is what a reader who
@@ -255,7 +260,7 @@ def unwrap_noscript_content(tree) -> bool:  # noqa: ANN001 — selectolax tree
     # the body's readable text: scripts' and sheets' text is no content (app state as JSON can be
     # most of a forum page's characters: WCXB 0557)
     readable = length(tree.body) - sum(map(length, tree.body.css("script, style, template")))
-    if not inside or inside <= NOSCRIPT_CONTENT_SHARE * readable:
+    if inside < NOSCRIPT_CONTENT_MIN_CHARS or inside <= NOSCRIPT_CONTENT_SHARE * readable:
         return False
     for node in noscripts:
         node.unwrap()

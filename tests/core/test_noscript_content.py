@@ -42,3 +42,11 @@ def test_script_text_does_not_count_as_the_page_s_text():
     page = f"<html><body><div id='app'></div>{state}<noscript>{THREAD}</noscript></body></html>"
     text = _served(page)
     assert all(f"Reply {i}:" in text for i in range(12)), text
+
+
+def test_an_app_shell_s_enable_javascript_note_leaves_it_empty():
+    """The note is most of the shell's text, but no content: the page stays near-empty, so the
+    fallback chain (the browser) gets its turn."""
+    page = ("<html><head><title>App</title></head><body><noscript>You need to enable JavaScript to run this app."
+            "</noscript><div id='root'></div><script src='/app.js'></script></body></html>")
+    assert "enable JavaScript" not in _served(page)
