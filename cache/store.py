@@ -142,17 +142,10 @@ def write_bytes_hashed(directory: Path, data: bytes, name_for: Callable[[str], s
             os.close(fd)
         if not written:
             return final, False, sha, size, newlines  # the finally below removes the temp file
-        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        keep = True
-        os.fsync(dir_fd)
+        keep = _publish(tmp, name, dir_fd)
         return final, True, sha, size, newlines
     finally:
-        if not keep:
-            try:
-                os.unlink(tmp, dir_fd=dir_fd)
-            except FileNotFoundError:
-                pass
-        os.close(dir_fd)
+        _clean_up(tmp, dir_fd, keep)
 
 
 class _Writer(threading.Thread):
@@ -205,17 +198,28 @@ def _write_hashed(directory: Path, chunks: Iterable[tuple[bytes | memoryview, in
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        keep = True
-        os.fsync(dir_fd)
+        keep = _publish(tmp, name, dir_fd)
         return final, True, sha, size, newlines
     finally:
-        if not keep:
-            try:
-                os.unlink(tmp, dir_fd=dir_fd)
-            except FileNotFoundError:
-                pass
-        os.close(dir_fd)
+        _clean_up(tmp, dir_fd, keep)
+
+
+def _publish(tmp: str, name: str, dir_fd: int) -> bool:
+    """Rename the complete, flushed temp file into place and make the rename durable; True
+    (the temp name is gone: nothing to remove)."""
+    os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    os.fsync(dir_fd)
+    return True
+
+
+def _clean_up(tmp: str, dir_fd: int, kept: bool) -> None:
+    """Remove the temp file unless it was renamed into place; close the directory."""
+    if not kept:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+    os.close(dir_fd)
 
 
 def _writer_pid(name: str) -> int | None:

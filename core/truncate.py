@@ -142,8 +142,14 @@ def _fenced(text: str, end: int) -> list[tuple[int, int]]:
     # "x" in text is memchr speed (~1 ms per 10 MB), a three-character scan ~7 ms: skip a marker the page lacks
     lines = sorted((start, pattern.pattern) for pattern in _FENCES if pattern.pattern[0] in text
                    for start in _mark_lines(text, 0, end, pattern))
+    return pair_fences(lines, end)
+
+
+def pair_fences(lines: list, end: int) -> list[tuple[int, int]]:
+    """Fence lines ``(start, marker)`` in order → the ``(open, close)`` of each block; a block
+    that never closes ends at ``end`` (str markers here, bytes in core/truncate_utf8.py)."""
     blocks: list[tuple[int, int]] = []
-    fence: str | None = None
+    fence = None
     opened = 0
     for start, marker in lines:  # a line's one mark is its marker: the prefix holds no "`" or "~"
         if fence is None:

@@ -159,18 +159,7 @@ def _fenced(data: bytes, end: int) -> list[tuple[int, int]]:
     """``truncate._fenced`` on bytes."""
     lines = sorted((start, pattern.pattern) for pattern in _FENCES if pattern.pattern[:1] in data  # memchr
                    for start in _mark_lines(data, 0, end, pattern))
-    blocks: list[tuple[int, int]] = []
-    fence: bytes | None = None
-    opened = 0
-    for start, marker in lines:
-        if fence is None:
-            fence, opened = marker, start
-        elif marker == fence:
-            blocks.append((opened, start))
-            fence = None
-    if fence is not None:
-        blocks.append((opened, end))
-    return blocks
+    return _t.pair_fences(lines, end)
 
 
 def _mark_lines(data: bytes, begin: int, end: int, pattern: re.Pattern[bytes], tabs: bool = True, *,
