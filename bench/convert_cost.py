@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import time
-import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,26 +35,15 @@ from webshelf.core.convert.bounds import Bounds  # noqa: E402
 from webshelf.core.convert.by_type import decode, to_markdown  # noqa: E402
 from webshelf.core.convert.html_hidden import drop_hidden  # noqa: E402
 from webshelf.core.convert.html_markdown import html_to_markdown  # noqa: E402
+from old_code import old_module  # noqa: E402
 from webshelf.core.convert.html_precheck import precheck_html  # noqa: E402
 
 BEFORE = "26fc91d"  # main before issue 15's conversion work (two parses, unmemoised sheets)
 
 
-def _old_module(name: str, rev: str, path: str, replace: dict[str, str]) -> types.ModuleType:
-    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True, text=True,
-                            check=True).stdout
-    for old, new in replace.items():
-        source = source.replace(old, new)
-    module = types.ModuleType(name)
-    module.__file__ = f"<{rev}:{path}>"
-    sys.modules[name] = module
-    exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 — our own code at an older commit
-    return module
-
-
 def old_drop_hidden(rev: str):  # noqa: ANN201
-    _old_module("_before_css_hidden", rev, "core/convert/css_hidden.py", {})
-    old = _old_module("_before_html_hidden", rev, "core/convert/html_hidden.py",
+    old_module("_before_css_hidden", rev, "core/convert/css_hidden.py", {})
+    old = old_module("_before_html_hidden", rev, "core/convert/html_hidden.py",
                       {"webshelf.core.convert.css_hidden": "_before_css_hidden"})
     return old.drop_hidden
 

@@ -31,10 +31,8 @@ from __future__ import annotations
 import argparse
 import collections
 import statistics
-import subprocess
 import sys
 import time
-import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,6 +44,7 @@ from tests import corpus  # noqa: E402
 from webshelf.core.convert import css_hidden, html_hidden  # noqa: E402
 from webshelf.core.convert.by_type import decode  # noqa: E402
 from webshelf.core.convert.html_markdown import html_to_markdown  # noqa: E402
+from old_code import old_module  # noqa: E402
 
 # The judgement fixes made with the speed work, applied to the old code to give the reference:
 # the cascade's element match, and the sheet pre-test's '+0' and few-digit off-screen values.
@@ -56,25 +55,11 @@ EXACT = {"return bool(node.css_matches(selector))":
          'value.startswith("-") and (sum(c.isdigit() for c in value) >= 3 or any(u in value for u in ("e", "pc", "in", "cm")))'}
 
 
-def _old_module(name: str, rev: str, path: str, replace: dict[str, str]) -> types.ModuleType:
-    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True, text=True,
-                            check=True).stdout
-    for old, new in replace.items():
-        if old not in source:
-            raise SystemExit(f"{rev}:{path} has no {old!r} to replace")
-        source = source.replace(old, new)
-    module = types.ModuleType(name)
-    module.__file__ = f"<{rev}:{path}>"
-    sys.modules[name] = module
-    exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 — our own code at an older commit
-    return module
-
-
 def old_variant(rev: str, tag: str, exact: bool) -> tuple:
     """(drop_hidden_in, clear_memo) of ``rev``'s html_hidden/css_hidden, optionally with the
     judgement fixes (``EXACT``)."""
-    css = _old_module(f"_css_hidden_{tag}", rev, "core/convert/css_hidden.py", EXACT if exact else {})
-    hidden = _old_module(f"_html_hidden_{tag}", rev, "core/convert/html_hidden.py",
+    css = old_module(f"_css_hidden_{tag}", rev, "core/convert/css_hidden.py", EXACT if exact else {})
+    hidden = old_module(f"_html_hidden_{tag}", rev, "core/convert/html_hidden.py",
                          {"webshelf.core.convert.css_hidden": f"_css_hidden_{tag}"})
     return hidden.drop_hidden_in, css.clear_memo
 
@@ -116,7 +101,9 @@ def _timed(fn, *args) -> float:  # noqa: ANN001
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", type=int, default=0, help="first N WCXB dev pages by id (0: all)")
-    ap.add_argument("--before", default="main")
+    # main before the speed work was merged (the branch compared itself with main); later changes to
+    # the rules (the <noscript> unwrap) show as tree differences against it
+    ap.add_argument("--before", default="1c8e197")
     ap.add_argument("--stages", action="store_true")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()

@@ -106,6 +106,16 @@ class BrowserConfig(Strict):
                           "seconds unused by any call (0: as soon as no call uses it); the next page launches it again.")
 
 
+def _known_backends(by_backend: dict) -> dict:
+    """A ``*_by_backend`` mapping whose keys all name backends (else a clear error); unchanged."""
+    from webshelf.core.fetch.proxy import PROXY_BACKENDS
+
+    for name in by_backend:
+        if name not in PROXY_BACKENDS:
+            raise ValueError(f"{name!r} is not a backend; choose from: {', '.join(PROXY_BACKENDS)}")
+    return by_backend
+
+
 class WebConfig(Strict):
     backend: BackendName | None = Field(
         "local", description="Backend used to fetch pages: local (default), firecrawl, tavily, exa, parallel, or auto "
@@ -205,22 +215,15 @@ class WebConfig(Strict):
     @field_validator("proxy_by_backend")
     @classmethod
     def _valid_backend_proxies(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
-        from webshelf.core.fetch.proxy import PROXY_BACKENDS, check_proxy_url
+        from webshelf.core.fetch.proxy import check_proxy_url
 
-        for name in value:
-            if name not in PROXY_BACKENDS:
-                raise ValueError(f"{name!r} is not a backend; choose from: {', '.join(PROXY_BACKENDS)}")
+        _known_backends(value)
         return {name: SecretStr(check_proxy_url(url.get_secret_value(), direct_ok=True)) for name, url in value.items()}
 
     @field_validator("ca_bundle_by_backend")
     @classmethod
     def _valid_backend_bundles(cls, value: dict[str, str]) -> dict[str, str]:
-        from webshelf.core.fetch.proxy import PROXY_BACKENDS
-
-        for name in value:
-            if name not in PROXY_BACKENDS:
-                raise ValueError(f"{name!r} is not a backend; choose from: {', '.join(PROXY_BACKENDS)}")
-        return value
+        return _known_backends(value)
 
     @field_validator("fallback")
     @classmethod

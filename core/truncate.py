@@ -100,23 +100,25 @@ def _headings_of_page(page: Utf8Text, first_line: int, last_line: int | None, *,
                       end: int | None) -> list[Heading]:
     """``headings`` of a ``Utf8Text``: with ``last_line`` (the title: the first 200 lines) only
     those lines are decoded; a whole-page scan (no ``end``, no ``last_line``) runs on the bytes."""
-    from webshelf.core.truncate_utf8 import headings_utf8, line_end_byte
+    from webshelf.core.truncate_utf8 import headings_utf8
 
     if last_line is not None:
-        prefix = page.data[:line_end_byte(page.data, last_line)].decode("utf-8")
+        prefix = page.data[:_line_end(page.data, last_line)].decode("utf-8")
         return headings(prefix, first_line, last_line, limit=limit, end=end)
     if end is None and first_line == 1 and limit is None:
         return headings_utf8(page.data, len(page.data))
     return headings(page.text, first_line, last_line, limit=limit, end=end)
 
 
-def _line_end(text: str, last_line: int | None) -> int:
-    """The offset just past line ``last_line`` (the whole text when None or past the end)."""
+def _line_end(text: str | bytes, last_line: int | None) -> int:
+    """The offset just past line ``last_line`` (the whole text when None or past the end); on
+    bytes (UTF-8) a byte offset."""
     if last_line is None:
         return len(text)
+    newline = "\n" if isinstance(text, str) else b"\n"
     pos = 0
     for _ in range(max(last_line, 0)):
-        pos = text.find("\n", pos) + 1
+        pos = text.find(newline, pos) + 1
         if pos == 0:
             return len(text)
     return pos

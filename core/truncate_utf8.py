@@ -95,16 +95,6 @@ class Utf8Ends:
         return self.tail_byte + len(self.tail[:self._in_tail(pos)].encode("utf-8"))
 
 
-def line_end_byte(data: bytes, last_line: int) -> int:
-    """``truncate._line_end`` on bytes: the offset just past line ``last_line``."""
-    pos = 0
-    for _ in range(max(last_line, 0)):
-        pos = data.find(b"\n", pos) + 1
-        if pos == 0:
-            return len(data)
-    return pos
-
-
 def headings_utf8(data: bytes, end: int) -> list[_t.Heading]:
     """``truncate.headings(text, end=E)`` for ``data`` = UTF-8 of ``text`` and ``end`` = the
     byte offset of E: the same headings, line numbers and titles."""

@@ -257,10 +257,12 @@ def unwrap_noscript_content(tree) -> bool:  # noqa: ANN001 — selectolax tree
         return len(node.text(deep=True, separator=" ", strip=True))
 
     inside = sum(map(length, noscripts))
+    if inside < NOSCRIPT_CONTENT_MIN_CHARS:
+        return False  # most pages stop here, before the walk over the whole body's text
     # the body's readable text: scripts' and sheets' text is no content (app state as JSON can be
     # most of a forum page's characters: WCXB 0557)
     readable = length(tree.body) - sum(map(length, tree.body.css("script, style, template")))
-    if inside < NOSCRIPT_CONTENT_MIN_CHARS or inside <= NOSCRIPT_CONTENT_SHARE * readable:
+    if inside <= NOSCRIPT_CONTENT_SHARE * readable:
         return False
     for node in noscripts:
         node.unwrap()
