@@ -121,3 +121,20 @@ def test_the_browser_goes_through_a_socks5_proxy_with_credentials(home, server):
     assert not isinstance(page, Exception) and "# Rendered over TLS" in page.markdown, page
     port = url.split(":")[2].split("/")[0]
     assert [(r["method"], r["target"]) for r in proxy.requests] == [("SOCKS5 CONNECT", f"127.0.0.1:{port}")]
+
+
+def test_a_certificate_error_is_one_whatever_the_port_or_chromium_s_own_probes():
+    """Playwright says "net::ERR_CERT_… at URL"; the URL's port 40363 held "403", the proxy's refusal
+    marker, and a captive-portal probe Chromium sends on certificate errors (connectivitycheck.
+    gstatic.com, refused by the page's proxy) made the page "refused" (a CI run of the test above)."""
+    from types import SimpleNamespace
+
+    url = "https://shelf-tls.test:40363/tls/other"
+    proxy = SimpleNamespace(blocked=["connectivitycheck.gstatic.com:80: cannot resolve"], over_cap=False)
+    browser = SimpleNamespace(is_connected=lambda: True)
+    error = BrowserBackend._goto_error(SimpleNamespace(), url, Exception(f"net::ERR_CERT_AUTHORITY_INVALID at {url}"),
+                                       proxy, browser)
+    assert isinstance(error, BackendError) and "TLS certificate verification failed" in error.message
+    refused = BrowserBackend._goto_error(SimpleNamespace(), url, Exception(f"net::ERR_TUNNEL_CONNECTION_FAILED at {url}"),
+                                         proxy, browser)
+    assert type(refused).__name__ == "BlockedURLError"

@@ -198,15 +198,18 @@ class BrowserBackend(Backend):
     def _goto_error(self, url: str, exc: Exception, proxy: PolicyProxy, browser: Any) -> Exception:
         shown = redact(url)
         text = str(exc).splitlines()[0]
-        if "Download is starting" in text or "ERR_ABORTED" in text and not proxy.blocked:
+        # Playwright's "net::ERR_… at URL": the markers are looked for in the code alone — the URL
+        # may hold any of them ("403" in a port such as :40363 made a certificate error "refused")
+        code = text.split(" at ", 1)[0]
+        if "Download is starting" in code or "ERR_ABORTED" in code and not proxy.blocked:
             return UnsupportedContentError(f"{shown}: the browser was offered a download, and downloads are refused; "
                                            "the local backend reads PDFs and text (backend='local')", url=url)
-        if proxy.blocked and ("ERR_TUNNEL_CONNECTION_FAILED" in text or "ERR_BLOCKED" in text
-                              or "ERR_FAILED" in text or "ERR_PROXY" in text or "403" in text):
+        if proxy.blocked and ("ERR_TUNNEL_CONNECTION_FAILED" in code or "ERR_BLOCKED" in code
+                              or "ERR_FAILED" in code or "ERR_PROXY" in code or "403" in code):
             return BlockedURLError(f"{shown}: refused: {proxy.blocked[0]}", url=url)
         if proxy.over_cap:
             return too_large(shown, self.config.web.max_bytes)
-        if "ERR_CERT" in text:  # a certificate the browser could not verify: the same advice as the local backend
+        if "ERR_CERT" in code:  # a certificate the browser could not verify: the same advice as the local backend
             return BackendError(f"{shown}: TLS certificate verification failed in the browser ({text}); {TLS_HOW}",
                                 url=url, backend="browser")
         if not browser.is_connected():
