@@ -3,7 +3,9 @@
 "before" runs the code of ``main`` (extracted with ``git archive`` into a temp dir) in a child
 process with an outer timeout; "after" runs this tree's ``to_markdown`` — the function a
 conversion worker runs, pre-checks included — in a child process the same way. Peak RSS is the
-child's ``ru_maxrss`` from ``os.wait4``, so a child killed at the timeout is measured too. On top
+child's ``ru_maxrss`` from ``os.wait4``, so a child killed at the timeout is measured too — unless that
+figure is only the peak Linux carried over fork+exec from this process, then the child's own VmHWM
+polled from /proc (bench/speed_common.py ``peak_rss_mb`` says why). On top
 of "after", the worker pool's hard bounds hold (``web.convert_timeout_s``, ``convert_memory_mb``).
 
 Run: .venv/bin/python bench/hostile.py [--timeout S] [--ref main]
@@ -13,12 +15,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+from speed_common import child_peak_kb, vm_hwm_kb  # bench/ is sys.path[0] when run as a script
+
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -67,15 +73,19 @@ def run(case: str, pythonpath: Path | None, timeout: float) -> tuple[str, float,
     code = CHILD.format(repo=str(REPO), case=case)
     if pythonpath:  # the old tree first, tests from this one
         code = code.replace(f"sys.path.insert(0, {str(REPO)!r})", f"sys.path.insert(0, {str(REPO)!r}); sys.path.insert(0, {str(pythonpath)!r})")
+    inherited = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    polled = 0
     with tempfile.TemporaryFile() as out:
         start = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=subprocess.DEVNULL, env=env,
                                 cwd=tempfile.gettempdir())
         killed = False
         while True:  # reaped by os.wait4 (not Popen.wait) to get the child's rusage, also when killed
+            hwm = vm_hwm_kb(proc.pid)  # before wait4: once reaped, the pid is gone
             pid, _status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
+            polled = max(polled, hwm or 0)
             if not killed and time.perf_counter() - start > timeout:
                 proc.kill()
                 killed = True
@@ -84,11 +94,12 @@ def run(case: str, pythonpath: Path | None, timeout: float) -> tuple[str, float,
         proc.returncode = 0  # reaped above
         out.seek(0)
         lines = out.read().decode().splitlines()
+    peak_mb = child_peak_kb(usage.ru_maxrss, inherited, polled) / 1024  # Linux reports KiB
     if killed:
-        return f"killed at the {timeout:g} s outer timeout", wall, usage.ru_maxrss / 1024
+        return f"killed at the {timeout:g} s outer timeout", wall, peak_mb
     if len(lines) < 2:
-        return "crashed (no output)", wall, usage.ru_maxrss / 1024
-    return lines[0], float(lines[1].split()[1]), usage.ru_maxrss / 1024
+        return "crashed (no output)", wall, peak_mb
+    return lines[0], float(lines[1].split()[1]), peak_mb
 
 
 def main() -> None:

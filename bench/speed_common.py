@@ -101,7 +101,7 @@ def skipped(what: str, goal: str, reason: str) -> Row:
                note=f"skipped: {reason}")
 
 
-def _vm_hwm_kb(pid: int) -> int | None:
+def vm_hwm_kb(pid: int) -> int | None:
     """The kernel's peak RSS (VmHWM, KiB) of a live process's address space, or None."""
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -129,7 +129,7 @@ def peak_rss_mb(argv: list[str], *, env: dict[str, str] | None = None, cwd: str 
     deadline = time.monotonic() + timeout
     polled = 0
     while True:
-        hwm = _vm_hwm_kb(proc.pid)  # before wait4: once reaped, the pid is gone
+        hwm = vm_hwm_kb(proc.pid)  # before wait4: once reaped, the pid is gone
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
@@ -145,8 +145,13 @@ def peak_rss_mb(argv: list[str], *, env: dict[str, str] | None = None, cwd: str 
         proc.stderr.close()
     if proc.returncode != 0:
         raise RuntimeError(f"{argv[:3]}… exited {proc.returncode}: {err[-500:]}")
-    kb = usage.ru_maxrss if usage.ru_maxrss > inherited or not polled else polled
-    return kb / 1024  # Linux reports KiB
+    return child_peak_kb(usage.ru_maxrss, inherited, polled) / 1024  # Linux reports KiB
+
+
+def child_peak_kb(rusage_kb: int, inherited_kb: int, polled_kb: int) -> int:
+    """A reaped child's own peak RSS: its ``ru_maxrss`` unless that is only the peak carried over
+    fork+exec from its parent (not above ``inherited_kb``), then the VmHWM polled while it ran."""
+    return rusage_kb if rusage_kb > inherited_kb or not polled_kb else polled_kb
 
 
 def python_peak_rss_mb(code: str, **kw) -> float:

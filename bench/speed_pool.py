@@ -204,7 +204,7 @@ sys.path.insert(0, {repo!r})
 from bench.speed_pool import _server
 from webshelf.core.convert.pool import peak_rss_kb
 sys.path.insert(0, {repo!r} + "/bench")
-from speed_common import _vm_hwm_kb as hwm_kb
+from speed_common import vm_hwm_kb as hwm_kb
 proc, base = _server(True)
 mode = {mode!r}
 import httpx
