@@ -191,21 +191,35 @@ class Shelf:
                 self.index.record(made[0].record)
         return made[0], failed
 
-    def reuse(self, url: str, max_age: float) -> CachedPage | None:
+    def reuse(self, url: str, max_age: float, *, count: bool = True) -> CachedPage | None:
         """The newest stored copy of ``url`` fetched within ``max_age`` seconds, marked as used
         (and counted as a hit), or None (counted as a miss). A copy whose file vanished or
-        changed size behind webshelf's back is not reused."""
+        changed size behind webshelf's back is not reused.
+
+        ``count=False``: only look — nothing is counted or marked; a caller that then serves the
+        copy calls ``mark_hit`` (under ``lock.shared()`` held across both, so no eviction pass
+        runs between), one that does not leaves the counters as they were (the cached CLI path
+        in core/surfaces/cli_cached.py falls back to the full path, which counts)."""
         key = normalize_url(url)
         with faults(CacheError, f"looking up a stored copy of {url}", self.web_dir), self.lock.shared():
             with self.db_lock:
                 record = self.index.latest_for_key(key, since=time.time() - max_age)
             text = self._read(record) if record else None
+            if not count:
+                return None if text is None else CachedPage(self.web_dir / record.name, record, text)
             with self.db_lock:
                 if text is None:
                     self.index.count("misses")
                     return None
                 self.index.count("hits", touch=record.name)
         return CachedPage(self.web_dir / record.name, record, text)
+
+    def mark_hit(self, hit: CachedPage) -> None:
+        """Count ``hit`` (from ``reuse(count=False)``) as a hit and mark its page used, as
+        ``reuse`` does."""
+        with faults(CacheError, f"marking the stored copy of {hit.record.url} used", self.web_dir), \
+                self.lock.shared(), self.db_lock:
+            self.index.count("hits", touch=hit.record.name)
 
     def _read(self, record: PageRecord) -> str | None:
         try:
