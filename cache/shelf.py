@@ -18,11 +18,10 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from webshelf.cache.caps import cap_text, cap_utf8
-from webshelf.cache.evict import EvictionPolicy, PruneReport, clear, prune
 from webshelf.cache.faults import faults
 from webshelf.cache.index import PageIndex, PageRecord
 from webshelf.cache.layout import CacheLayout, page_name
@@ -30,8 +29,11 @@ from webshelf.cache.lock import CacheLock
 from webshelf.cache.store import open_page, write_bytes_hashed, write_text_hashed
 from webshelf.cache.utf8 import Utf8Text
 from webshelf.cache.urls import normalize_url
-from webshelf.cache.verify import VerifyReport, verify
 from webshelf.errors import CacheError, CacheUnavailableError, StoreError
+
+if TYPE_CHECKING:  # eviction and verification load when used: a cache hit needs neither (issue 15's start-up)
+    from webshelf.cache.evict import EvictionPolicy, PruneReport
+    from webshelf.cache.verify import VerifyReport
 
 
 @dataclass(frozen=True)
@@ -234,15 +236,21 @@ class Shelf:
     def prune(self, policy: EvictionPolicy, *, protect: Collection[str] = (), dry_run: bool = False,
               max_removals: int | None = None, block: bool = True) -> PruneReport:
         """One eviction pass (``cache.evict.prune``)."""
+        from webshelf.cache.evict import prune
+
         with faults(CacheError, "the eviction pass failed", self.layout.root):
             return prune(self, policy, protect=protect, dry_run=dry_run, max_removals=max_removals, block=block)
 
     def clear(self) -> PruneReport:
         """Remove every stored page (``cache.evict.clear``)."""
+        from webshelf.cache.evict import clear
+
         with faults(CacheError, "clearing the cache failed", self.layout.root):
             return clear(self)
 
     def verify(self, *, repair: bool = False) -> "VerifyReport":
         """Compare index and directory (``cache.verify.verify``)."""
+        from webshelf.cache.verify import verify
+
         with faults(CacheError, "verifying the cache failed", self.layout.root):
             return verify(self, repair=repair)
