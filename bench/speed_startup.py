@@ -15,6 +15,9 @@ run and the two interleaved (A, B, A, B, …) so that a change in load hits both
   ``default_config``, a constructed result): one pydantic model *defined* (``defer_build``) and
   none built — what any CLI whose config is a pydantic model pays, so what a cached extract
   cannot go below — and the bare imports of click, pydantic and sqlite3 (not judged).
+* the same cached extract with its config snapshot removed before each run (the full path:
+  validation, then the snapshot written — core/config_snapshot.py), and the floor of the path
+  that imports no pydantic: ``import click, sqlite3`` (not judged).
 * ``--other-webshelf PATH``: the same cached extract by another installation's console script
   (e.g. main's, in its own venv), interleaved with ours: a before/after in one run.
 

@@ -48,13 +48,36 @@ def snapshot_file(home: Path | None = None) -> Path:
     return (home or default_home()) / "cache" / NAME
 
 
-def _file_bytes(file: Path) -> bytes | None:
-    """The config file's bytes, or None when there is no regular file to read."""
+UNREADABLE = object()  # the config file exists but cannot be read: the full path reports it
+
+
+def _file_bytes(file: Path) -> bytes | None | object:
+    """The config file's bytes, None when there is no file, ``UNREADABLE`` when it cannot be read
+    (a directory, no permission): only the full path may say what is wrong with it."""
     try:
         with open(file, "rb") as f:
             return f.read()
-    except OSError:
+    except FileNotFoundError:
         return None
+    except OSError:
+        return UNREADABLE
+
+
+# What a snapshot's settings hold, by type: a snapshot edited or damaged by hand is no snapshot.
+SHAPE: dict[str, type | tuple[type, ...]] = {
+    "home": str, "backend": str, "char_limit_range": list, "max_urls": int, "extract_char_limit": int,
+    "head_ratio": (int, float), "wrap_untrusted": bool, "allow_private": bool, "allow_hosts": list,
+    "allow_secret_urls": bool, "allow_file_urls": bool, "file_dirs": list, "max_age": (int, float),
+    "max_file_chars": int,
+}
+
+
+def _well_formed(settings: Any) -> bool:
+    return (isinstance(settings, dict) and set(settings) == set(SHAPE)
+            and all(isinstance(settings[k], t) for k, t in SHAPE.items())
+            and all(isinstance(h, str) for h in settings["allow_hosts"])
+            and len(settings["char_limit_range"]) == 2
+            and all(isinstance(v, int) for v in settings["char_limit_range"]))
 
 
 def _key(file: Path, named: bool, data: bytes | None, env: list[str]) -> str:
@@ -87,18 +110,21 @@ class Probe:
         self.file, self.named = config_path(explicit)
         self.data = _file_bytes(self.file)
         self.settings: dict[str, Any] | None = None
-        if self.named and self.data is None:
-            return  # a named file that cannot be read: the full path gives its error
+        if self.data is UNREADABLE or (self.named and self.data is None):
+            return  # a file that cannot be read, a named one that is missing: the full path gives the error
         entry = _entries(snapshot_file()).get(str(self.file))
         if isinstance(entry, dict) and isinstance(entry.get("env"), list) and \
-                entry.get("key") == _key(self.file, self.named, self.data, entry["env"]):
-            self.settings = entry.get("settings")
+                all(isinstance(name, str) for name in entry["env"]) and \
+                entry.get("key") == _key(self.file, self.named, self.data, entry["env"]) and \
+                _well_formed(entry.get("settings")):
+            self.settings = entry["settings"]
 
     def save(self, config: Any) -> None:
         """Snapshot ``config`` (just validated from this probe's file) when the file is still
         the one probed and every value the cached path needs can be read; otherwise nothing."""
         settings = settings_of(config)
-        if settings is None or _file_bytes(self.file) != self.data or str(config.home) != str(default_home()):
+        if settings is None or self.data is UNREADABLE or _file_bytes(self.file) != self.data or \
+                str(config.home) != str(default_home()):
             return
         from webshelf.core.backends.selection import HOSTED_KEYS
 

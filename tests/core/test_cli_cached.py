@@ -159,3 +159,23 @@ def test_hits_are_counted_once_on_either_path(home: Path) -> None:
     with Shelf(home) as shelf:
         counters = shelf.index.counters()
     assert counters.get("hits") == 2 and not counters.get("misses")
+
+
+def test_a_damaged_snapshot_is_no_snapshot(home: Path) -> None:
+    code, full, _, _ = _run(home, "extract", URL)
+    entries = json.loads(_snapshot(home).read_text())
+    for damage in ("{not json", json.dumps({k: {**v, "settings": {**v["settings"], "max_age": "soon"}}
+                                             for k, v in entries.items()})):
+        _snapshot(home).write_text(damage)
+        code, out, err, report = _run(home, "extract", URL)
+        assert (code, err) == (0, "") and report["pipeline"] and _same(out) == _same(full)
+    assert not _run(home, "extract", URL)[3]["pipeline"]  # rewritten by the full path
+
+
+def test_a_config_path_that_cannot_be_read_is_the_full_paths_error(home: Path, tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.mkdir()  # exists, but is a directory
+    errors = {_run(home, "extract", URL, config=config)[1:3] for _ in range(2)}
+    assert len(errors) == 1
+    (out, err), = errors
+    assert out == "" and err.startswith("error[")
