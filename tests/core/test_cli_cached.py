@@ -179,3 +179,67 @@ def test_a_config_path_that_cannot_be_read_is_the_full_paths_error(home: Path, t
     assert len(errors) == 1
     (out, err), = errors
     assert out == "" and err.startswith("error[")
+
+
+# --- the console script's entry (core/surfaces/cli_entry.py): the plain spellings before click ---
+
+_ENTRY = textwrap.dedent("""
+    import json, sys
+    from webshelf.core.surfaces.cli_entry import main
+    sys.argv = ["webshelf", *sys.argv[1:]]
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+    else:
+        code = 0
+    sys.stdout.flush()
+    print("\\n@@" + json.dumps({"code": code, "pydantic": "pydantic" in sys.modules, "click": "click" in sys.modules,
+                                "pipeline": "webshelf.core.extract" in sys.modules}))
+""")
+
+
+def _entry(home: Path, *argv: str) -> tuple[int, str, str, dict]:
+    env = dict(os.environ, WEBSHELF_HOME=str(home))
+    env.pop("WEBSHELF_CONFIG", None)
+    done = subprocess.run([sys.executable, "-c", _ENTRY, *argv], env=env, capture_output=True, text=True,
+                          timeout=120, cwd="/")
+    out, _, tail = done.stdout.rpartition("\n@@")
+    assert tail, done.stderr[-2000:]
+    report = json.loads(tail)
+    return report["code"], out, done.stderr, report
+
+
+def test_the_console_script_answers_plain_spellings_without_click(home: Path) -> None:
+    for argv in (["extract", URL], ["extract", "--json", "--limit", "3000", URL], ["extract", URL, "--json"]):
+        _snapshot(home).unlink(missing_ok=True)
+        code, full, err, first = _entry(home, *argv)  # no snapshot: click and the full path
+        assert (code, err) == (0, "") and first["click"] and first["pipeline"]
+        code, fast, err, second = _entry(home, *argv)
+        assert (code, err) == (0, "")
+        assert not (second["click"] or second["pydantic"] or second["pipeline"]), argv
+        if "--json" in argv:
+            full, fast = (json.dumps([{**r, "elapsed_ms": 0} for r in json.loads(o)]) for o in (full, fast))
+        assert _same(fast) == _same(full)
+
+
+def test_other_spellings_go_through_click_with_the_same_answer(home: Path) -> None:
+    _entry(home, "extract", URL)  # snapshot written
+    code, plain, _, report = _entry(home, "extract", "--limit", "3000", URL)
+    assert code == 0 and not report["click"]
+    code, spelled, _, report = _entry(home, "extract", "--limit=3000", URL)
+    assert code == 0 and report["click"] and not report["pipeline"]  # click parses it, then the cached path serves
+    assert _same(spelled) == _same(plain)
+    code, out, err, report = _entry(home, "extract", "--limit", "5", URL)  # out of range: click's full path says so
+    assert code == 2 and report["click"] and "char_limit" in err
+
+
+def test_the_plain_spellings() -> None:
+    from webshelf.core.surfaces.cli_entry import _plain_extract as plain
+
+    assert plain(["extract", "u"]) == ("u", None, False)
+    assert plain(["extract", "--json", "u", "--limit", "3000"]) == ("u", 3000, True)
+    for argv in (["extract"], ["read", "u"], ["extract", "u", "v"], ["extract", "--limit=5", "u"],
+                 ["extract", "--limit", "-5", "u"], ["extract", "--limit", "٣", "u"], ["extract", "--json", "--json", "u"],
+                 ["extract", "--fresh", "u"], ["--config", "f", "extract", "u"], ["extract", "-", "u"], []):
+        assert plain(argv) is None, argv
