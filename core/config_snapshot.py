@@ -143,7 +143,7 @@ class Probe:
             with open(tmp, "x", encoding="utf-8") as f:
                 json.dump(entries, f)
             os.replace(tmp, path)
-        except OSError:
+        except (OSError, TypeError, ValueError):  # a cache that cannot be written is no snapshot, never an error
             try:
                 os.unlink(tmp)
             except OSError:
