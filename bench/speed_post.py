@@ -91,6 +91,31 @@ def _plain_write(directory: Path, data: bytes, i: int) -> None:
     os.replace(tmp, final)
 
 
+def _floor_write(directory: Path, text: str, i: int) -> None:
+    """The least a store of ``text`` under a content-hash name can do: encode it, sha256 the
+    bytes (the name), write + fsync a temp file, ``os.replace`` it, fsync the directory (the
+    rename's durability, which the plain baseline skips). No cleaning, no window, no index."""
+    import hashlib
+
+    data = text.encode()
+    name = hashlib.sha256(data).hexdigest()[:16]
+    tmp, final = directory / f".floor-{i}.tmp", directory / f"floor-{name}.md"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, final)
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
 def _post_fetch(shelf: Shelf, config: Config, raw: str, i: int) -> None:
     """What ``core.extract._finish`` does after the fetch (the title scan aside): clean to UTF-8,
     store those bytes, render the window from them while the file is flushed (``during``)."""
@@ -261,6 +286,7 @@ def breakdown(base: str, home: Path, size: int = 10 * MB, rounds: int = ROUNDS) 
                 ("encode UTF-8 (whole text)", lambda: page.encode()),
                 ("sha256 of the bytes", lambda: hashlib.sha256(data).digest()),
                 ("count newlines (bytes)", lambda: data.count(b"\n")),
+                ("floor: encode+sha256+write+fsync+replace+dir fsync", lambda: _floor_write(plain, raw, i)),
                 ("baseline: write+fsync+replace of the bytes", lambda: _plain_write(plain, data, i)),
             ]
             for name, fn in steps:

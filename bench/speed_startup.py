@@ -15,6 +15,9 @@ run and the two interleaved (A, B, A, B, …) so that a change in load hits both
   ``default_config``, a constructed result): one pydantic model *defined* (``defer_build``) and
   none built — what any CLI whose config is a pydantic model pays, so what a cached extract
   cannot go below — and the bare imports of click, pydantic and sqlite3 (not judged).
+* the same cached extract with its config snapshot removed before each run (the full path:
+  validation, then the snapshot written — core/config_snapshot.py), and the floor of the path
+  that imports no pydantic: ``import click, sqlite3`` (not judged).
 * ``--other-webshelf PATH``: the same cached extract by another installation's console script
   (e.g. main's, in its own venv), interleaved with ours: a before/after in one run.
 
@@ -70,6 +73,7 @@ DEFINED_FLOOR = ("import click, sqlite3\nfrom pydantic import BaseModel, ConfigD
                  "class M(BaseModel):\n    model_config = ConfigDict(defer_build=True)\n"
                  "    x: int = Field(1, ge=0)\nM.model_construct()")
 IMPORTS_FLOOR = "import click, pydantic, sqlite3"
+NO_PYDANTIC_FLOOR = "import click, sqlite3"
 MCP_FLOOR = "import mcp_types\nfrom mcp.server.lowlevel import Server\nfrom mcp.server.stdio import stdio_server"
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -95,6 +99,14 @@ def _run(argv: list[str], env: dict[str, str]) -> float:
     if proc.returncode != 0:
         raise RuntimeError(f"{argv[:3]} exited {proc.returncode}: {err.decode(errors='replace')[-500:]}")
     return (usage.ru_utime + usage.ru_stime) * 1000 if CPU["on"] else ms
+
+
+def _full(home: Path, argv: list[str], env: dict[str, str]) -> float:
+    """``argv`` with no config snapshot: the full path, which validates the config and writes one."""
+    from webshelf.core.config_snapshot import NAME
+
+    (home / "cache" / NAME).unlink(missing_ok=True)
+    return _run(argv, env)
 
 
 def _mcp_initialised(env: dict[str, str]) -> float:
@@ -148,9 +160,11 @@ def rows(runs: int = 9, other: str | None = None) -> list[Row]:
         cli = {
             "pass": lambda: _run([PY, "-c", "pass"], env),
             "extract": lambda: _run([*ws, "extract", URL], env),
+            "extract_full": lambda: _full(home, [*ws, "extract", URL], env),
             "floor": lambda: _run([PY, "-c", FLOOR], env),
             "defined": lambda: _run([PY, "-c", DEFINED_FLOOR], env),
             "imports": lambda: _run([PY, "-c", IMPORTS_FLOOR], env),
+            "no_pydantic": lambda: _run([PY, "-c", NO_PYDANTIC_FLOOR], env),
             "read": lambda: _run([*ws, "read", str(stored), "--limit", "50"], env),
             "config": lambda: _run([*ws, "config", "show"], env),
         }
@@ -166,6 +180,11 @@ def rows(runs: int = 9, other: str | None = None) -> list[Row]:
     out = [
         row("`webshelf extract URL` on a cached URL", ms["extract"], base, max_ratio=4,
             note=f"baseline `python -c pass`; no config file; {unit}; {load}"),
+        row("the same extract, first call under a new config (full path: validates, writes the snapshot)",
+            ms["extract_full"], base, goal="—", passed=None,
+            note="baseline `python -c pass`; the snapshot removed before each run (core/config_snapshot.py)"),
+        row("floor: imports only, click+sqlite3 (no pydantic)", ms["no_pydantic"], base, goal="— (floor)",
+            passed=None, note="baseline `python -c pass`; the cached path imports no pydantic: its floor"),
         row("floor: click+yaml+sqlite3+one pydantic model", ms["floor"], base, goal="— (floor)", passed=None,
             note="baseline `python -c pass`; what a pydantic+click CLI pays before any work"),
         row("floor: click+sqlite3+one pydantic model defined, none built", ms["defined"], base, goal="— (floor)",

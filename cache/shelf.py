@@ -18,11 +18,10 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from webshelf.cache.caps import cap_text, cap_utf8
-from webshelf.cache.evict import EvictionPolicy, PruneReport, clear, prune
 from webshelf.cache.faults import faults
 from webshelf.cache.index import PageIndex, PageRecord
 from webshelf.cache.layout import CacheLayout, page_name
@@ -30,8 +29,11 @@ from webshelf.cache.lock import CacheLock
 from webshelf.cache.store import open_page, write_bytes_hashed, write_text_hashed
 from webshelf.cache.utf8 import Utf8Text
 from webshelf.cache.urls import normalize_url
-from webshelf.cache.verify import VerifyReport, verify
 from webshelf.errors import CacheError, CacheUnavailableError, StoreError
+
+if TYPE_CHECKING:  # eviction and verification load when used: a cache hit needs neither (issue 15's start-up)
+    from webshelf.cache.evict import EvictionPolicy, PruneReport
+    from webshelf.cache.verify import VerifyReport
 
 
 @dataclass(frozen=True)
@@ -191,21 +193,35 @@ class Shelf:
                 self.index.record(made[0].record)
         return made[0], failed
 
-    def reuse(self, url: str, max_age: float) -> CachedPage | None:
+    def reuse(self, url: str, max_age: float, *, count: bool = True) -> CachedPage | None:
         """The newest stored copy of ``url`` fetched within ``max_age`` seconds, marked as used
         (and counted as a hit), or None (counted as a miss). A copy whose file vanished or
-        changed size behind webshelf's back is not reused."""
+        changed size behind webshelf's back is not reused.
+
+        ``count=False``: only look — nothing is counted or marked; a caller that then serves the
+        copy calls ``mark_hit`` (under ``lock.shared()`` held across both, so no eviction pass
+        runs between), one that does not leaves the counters as they were (the cached CLI path
+        in core/surfaces/cli_cached.py falls back to the full path, which counts)."""
         key = normalize_url(url)
         with faults(CacheError, f"looking up a stored copy of {url}", self.web_dir), self.lock.shared():
             with self.db_lock:
                 record = self.index.latest_for_key(key, since=time.time() - max_age)
             text = self._read(record) if record else None
+            if not count:
+                return None if text is None else CachedPage(self.web_dir / record.name, record, text)
             with self.db_lock:
                 if text is None:
                     self.index.count("misses")
                     return None
                 self.index.count("hits", touch=record.name)
         return CachedPage(self.web_dir / record.name, record, text)
+
+    def mark_hit(self, hit: CachedPage) -> None:
+        """Count ``hit`` (from ``reuse(count=False)``) as a hit and mark its page used, as
+        ``reuse`` does."""
+        with faults(CacheError, f"marking the stored copy of {hit.record.url} used", self.web_dir), \
+                self.lock.shared(), self.db_lock:
+            self.index.count("hits", touch=hit.record.name)
 
     def _read(self, record: PageRecord) -> str | None:
         try:
@@ -220,15 +236,21 @@ class Shelf:
     def prune(self, policy: EvictionPolicy, *, protect: Collection[str] = (), dry_run: bool = False,
               max_removals: int | None = None, block: bool = True) -> PruneReport:
         """One eviction pass (``cache.evict.prune``)."""
+        from webshelf.cache.evict import prune
+
         with faults(CacheError, "the eviction pass failed", self.layout.root):
             return prune(self, policy, protect=protect, dry_run=dry_run, max_removals=max_removals, block=block)
 
     def clear(self) -> PruneReport:
         """Remove every stored page (``cache.evict.clear``)."""
+        from webshelf.cache.evict import clear
+
         with faults(CacheError, "clearing the cache failed", self.layout.root):
             return clear(self)
 
     def verify(self, *, repair: bool = False) -> "VerifyReport":
         """Compare index and directory (``cache.verify.verify``)."""
+        from webshelf.cache.verify import verify
+
         with faults(CacheError, "verifying the cache failed", self.layout.root):
             return verify(self, repair=repair)

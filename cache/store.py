@@ -105,25 +105,31 @@ def write_bytes_hashed(directory: Path, data: bytes, name_for: Callable[[str], s
                        ) -> tuple[Path, bool, str, int, int]:
     """``write_text_hashed`` for text that is already UTF-8 (``cache.utf8.Utf8Text.data``):
     the same atomic write, hash and newline count, with no encoding at all — and the waits
-    overlapped with work: a thread writes the bytes to the temp file and fsyncs it while this
-    one hashes and counts them (sha256 and ``os.write`` release the GIL), then, while the
-    fsync is still running, calls ``during(final path, written, sha256, bytes, newlines)``
-    (the shelf renders the agent's window there: it needs the name, not the flushed file).
-    Only then is the temp file renamed into place and the directory fsynced, so nothing
-    outside this process can see the name before the file is complete and durable, and a
-    failure anywhere leaves no temp file and the final name untouched.
+    overlapped with work: a thread writes the bytes to the temp file, fsyncs it and, once this
+    thread has named the page from the hash, renames it into place and fsyncs the directory
+    (sha256, ``os.write`` and both fsyncs release the GIL); meanwhile this thread hashes and
+    counts the bytes, then calls ``during(final path, written, sha256, bytes, newlines)`` (the
+    shelf renders the agent's window there: it needs the name, not the flushed file).
+
+    Why the rename in the thread (issue 15, the 1 MB post-fetch row): the directory fsync that
+    makes the rename durable costs as much as the file's own on this disk, and nothing else was
+    left to overlap it with. The order that matters is kept — the file is complete and fsynced
+    before its name exists, so no reader ever sees a partial page under a final name; the name
+    may appear while ``during`` runs (before the index row, as it always did). A failure
+    anywhere leaves no temp file and the final name untouched (a failed directory fsync after
+    the rename is reported; the complete page stays).
 
     Identical content already stored (a regular file of that name and size): the thread is
-    told to skip its fsync, the temp file is dropped and ``written`` is False.
+    told to skip its fsync and the rename, the temp file is dropped and ``written`` is False.
     """
     dir_fd = os.open(directory, _OPEN_DIR)
     tmp = f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(8)}-page.md"
-    keep = False
+    renamed = False
     try:
         fd = os.open(tmp, _CREATE, 0o644, dir_fd=dir_fd)
         try:
             os.fchmod(fd, 0o644)
-            writer = _Writer(fd, data)
+            writer = _Writer(fd, data, tmp, dir_fd)
             try:
                 sha = hashlib.sha256(data).hexdigest()
                 size, newlines = len(data), fastbytes.view(data).count(b"\n")
@@ -132,37 +138,50 @@ def write_bytes_hashed(directory: Path, data: bytes, name_for: Callable[[str], s
                     raise ValueError(f"invalid page name {name!r}")
                 final = directory / name
                 written = not (is_regular_file(directory, name) and os.path.getsize(final) == size)
-                if not written:
-                    writer.skip_fsync.set()
+                writer.decide(name if written else None)
                 if during is not None:
                     during(final, written, sha, size, newlines)
             finally:
+                writer.decide(None)  # an error before the decision: no rename (a no-op once decided)
                 writer.join()
+                renamed = writer.renamed
         finally:
             os.close(fd)
-        if not written:
-            return final, False, sha, size, newlines  # the finally below removes the temp file
-        keep = _publish(tmp, name, dir_fd)
-        return final, True, sha, size, newlines
+        return final, written, sha, size, newlines  # not written: the finally below removes the temp file
     finally:
-        _clean_up(tmp, dir_fd, keep)
+        _clean_up(tmp, dir_fd, renamed)
 
 
 class _Writer(threading.Thread):
-    """Writes ``data`` to ``fd`` and fsyncs it (unless told not to); ``join`` re-raises its error."""
+    """Writes ``data`` to ``fd`` and fsyncs it (unless already told there is no name); then, as
+    decided (``decide``), renames ``tmp`` to the page's name and fsyncs the directory
+    (``_publish``) — or, for no name, stops. ``join``
+    re-raises its error; ``renamed`` says whether the temp name is gone."""
 
-    def __init__(self, fd: int, data: bytes) -> None:
+    def __init__(self, fd: int, data: bytes, tmp: str, dir_fd: int) -> None:
         super().__init__(name="webshelf-page-write", daemon=True)
-        self.fd, self.data = fd, data
-        self.skip_fsync = threading.Event()
+        self.fd, self.data, self.tmp, self.dir_fd = fd, data, tmp, dir_fd
+        self._decided = threading.Event()
+        self._name: str | None = None
+        self.renamed = False
         self.error: BaseException | None = None
         self.start()
+
+    def decide(self, name: str | None) -> None:
+        """Publish under ``name`` once flushed, or (None) keep nothing; only the first call counts."""
+        if not self._decided.is_set():
+            self._name = name
+            self._decided.set()
 
     def run(self) -> None:
         try:
             _write_all(self.fd, self.data)
-            if not self.skip_fsync.is_set():
-                os.fsync(self.fd)
+            if self._decided.is_set() and self._name is None:
+                return  # identical content is stored already (or an error): nothing to flush
+            os.fsync(self.fd)  # at once: the name is usually decided while this waits for the disk
+            self._decided.wait()
+            if self._name is not None:
+                self.renamed = _publish(self.tmp, self._name, self.dir_fd)
         except BaseException as exc:  # noqa: BLE001 — handed to the joining thread
             self.error = exc
 

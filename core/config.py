@@ -11,7 +11,6 @@ read (core/config_env.py), so a missing provider key never stops ``webshelf read
 from __future__ import annotations
 
 import functools
-import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -19,6 +18,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import ConfigDict, Field, PrivateAttr, SecretStr, TypeAdapter, ValidationError, field_validator, model_validator
 
 from webshelf.core.config_env import Unset, defer, field_path, interpolate, prune
+from webshelf.core.config_paths import absolute, config_path, default_home  # noqa: F401 — public here too
 from webshelf.core.config_errors import clean_loc, describe, empty_sections, key_of, yaml_problem
 from webshelf.core.config_runtimes import check_old_shape
 from webshelf.errors import ConfigError, InputError
@@ -364,26 +364,6 @@ class Config(Strict):
     def with_home(self, home: Path | str) -> "Config":
         self._home = absolute(home)
         return self
-
-
-def absolute(path: str | Path) -> Path:
-    """``~`` expanded, made absolute and normalised (no ``.``/``..``): footer paths and the
-    sandbox mount point must be spelled the same, or the footer's path fails inside."""
-    return Path(os.path.normpath(Path(path).expanduser().absolute()))
-
-
-def default_home() -> Path:
-    return absolute(os.environ.get("WEBSHELF_HOME") or "~/.webshelf")
-
-
-def config_path(explicit: str | Path | None = None) -> tuple[Path, bool]:
-    """Which config file applies, and whether the user named it (then it must exist)."""
-    if explicit:
-        return absolute(explicit), True
-    env = os.environ.get("WEBSHELF_CONFIG")
-    if env:
-        return absolute(env), True
-    return default_home() / "config.yaml", False
 
 
 def parse_config(data: Any, file: Path) -> Config:

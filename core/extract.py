@@ -48,11 +48,11 @@ from webshelf.core.clean import clean_markdown, clean_title
 from webshelf.core.clean_utf8 import clean_utf8_for_store
 from webshelf.core.config import Config, check_char_limit, load_config
 from webshelf.errors import CacheError, InputError, WebshelfError
-from webshelf.core import untrusted
+from webshelf.core import served
 from webshelf.core.fetch.checked import CheckedURL, validate
 from webshelf.core.fetch.netpolicy import Policy
 from webshelf.core.models import ErrorInfo, ExtractResult, Page
-from webshelf.core.truncate import Window, headings, render
+from webshelf.core.truncate import Window, headings
 from webshelf.mounts.publish import PublishTarget, publish_all, retract_all
 
 log = logging.getLogger("webshelf")
@@ -158,12 +158,9 @@ def _early_window(stored: StoredPage, leading: Sequence[str], budget: int, confi
 
 def _window(text: str, budget: int, config: Config, *, path: str | None, store_note: str | None = None,
             cut_note: str | None = None, notes: Sequence[str] = ()) -> tuple[Window, str]:
-    """The window for one page and the content the agent sees, its notes included (wrapped in
-    untrusted-content markers when ``web.wrap_untrusted`` is on, still within the budget)."""
-    wrapped = config.web.wrap_untrusted
-    window = render(text, budget - (untrusted.overhead() if wrapped else 0), path=path,
-                    head_ratio=config.web.head_ratio, store_note=store_note, cut_note=cut_note, notes=notes)
-    return window, untrusted.wrap(window.content) if wrapped else window.content
+    """``served.window`` with this config's head ratio and untrusted-content wrapping."""
+    return served.window(text, budget, head_ratio=config.web.head_ratio, wrap_untrusted=config.web.wrap_untrusted,
+                         path=path, store_note=store_note, cut_note=cut_note, notes=notes)
 
 
 def _show(result: ExtractResult, text: str, budget: int, config: Config, *, store_note: str | None = None,
@@ -189,18 +186,14 @@ def _reshow(result: ExtractResult) -> None:
 
 
 def _cut_note(original_chars: int | None, config: Config) -> str | None:
-    if original_chars is None:
-        return None
-    return (f"Stored copy cut at {config.cache.max_file_chars:,} characters (cache.max_file_chars): "
-            f"the page has {original_chars:,}; the rest was not stored.")
+    return served.cut_note(original_chars, config.cache.max_file_chars)
 
 
 def _from_cache(url: str, hit: CachedPage, budget: int, config: Config, started: float) -> ExtractResult:
     """The result for a reused stored copy: same windows and footer as a fresh extract."""
     rec = hit.record
     cut_note = _cut_note(rec.original_chars, config)
-    age = max(time.time() - rec.fetched_at, 0)
-    notes = [f"served from the stored copy fetched {age:.0f} s ago (cache.max_age); pass fresh=True to fetch again"]
+    notes = [served.served_note(rec.fetched_at)]
     if cut_note:
         notes.append(cut_note)
     # values of the types the fields declare, from our own index: constructed, not validated, so a

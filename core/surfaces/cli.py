@@ -29,8 +29,7 @@ import sys
 
 import click
 
-from webshelf.core.config import config_path
-from webshelf.core.config_env import unset_settings
+from webshelf.core.config_paths import config_path
 from webshelf.core.surfaces.cli_common import config_of, deprecated, fail, running
 from webshelf.errors import ConfigError, InputError, WebshelfError
 
@@ -96,12 +95,27 @@ def extract(ctx: click.Context, urls: tuple[str, ...], char_limit: int | None, f
 
     SIGTERM, SIGHUP or SIGINT while fetching: the sandboxes it attached to are let go, the
     browser and the conversion workers it started are closed (core/shutdown.py, at exit), and
-    it exits ``128 + N`` with ``error[stopped]`` on stderr, as ``runtime run`` and ``mcp serve`` do."""
+    it exits ``128 + N`` with ``error[stopped]`` on stderr, as ``runtime run`` and ``mcp serve`` do.
+
+    One URL the shelf answers, under a config validated before (core/surfaces/cli_cached.py):
+    the same output and exit code, printed without importing the pipeline or pydantic."""
+    probe = None
+    if not (fresh or runtime_names or backend):
+        from webshelf.core.config_snapshot import Probe
+        from webshelf.core.surfaces.cli_cached import serve
+
+        probe = Probe((ctx.find_root().obj or {}).get("config"))
+        answer = serve(probe, urls, char_limit, as_json)
+        if answer is not None:
+            click.echo(answer[0], nl=False)
+            sys.exit(answer[1])
     from webshelf.core.extract import web_extract_sync
     from webshelf.core.surfaces.render import blocks, join
     from webshelf.core.surfaces.shutdown import Stopped, stopping_on_signals
 
     config = config_of(ctx)
+    if probe is not None and probe.settings is None:
+        probe.save(config)  # validated: the next call under this very config may take the cached path
     bar, on_result = _progress(len(urls))
     options = dict(char_limit=char_limit, fresh=fresh, config=config, backend=backend)
     try:
@@ -253,6 +267,8 @@ def config_path_cmd(ctx: click.Context) -> None:
 @click.pass_context
 def config_show(ctx: click.Context) -> None:
     """Print the effective configuration (defaults filled in) as YAML."""
+    from webshelf.core.config_env import unset_settings
+
     config = config_of(ctx)
     click.echo(f"# home: {config.home}\n# file: {config.source or '(none: defaults)'}")
     for unset in unset_settings(config):
@@ -267,6 +283,8 @@ def config_show(ctx: click.Context) -> None:
 @click.pass_context
 def config_check(ctx: click.Context) -> None:
     """Validate the configuration; exit 2 with the problems if it is invalid."""
+    from webshelf.core.config_env import unset_settings
+
     config = config_of(ctx)
     click.echo(f"ok: {config.source or 'no config file; using defaults'}")
     for unset in unset_settings(config):  # not fatal: only what reads the setting fails

@@ -9,12 +9,14 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from webshelf.core.config import Config, load_config
 from webshelf.errors import ConfigError, WebshelfError
+
+if TYPE_CHECKING:  # the config models load on first use: a cached extract never needs them (issue 15)
+    from webshelf.core.config import Config
 
 
 def fail(exc: WebshelfError, code: int) -> NoReturn:
@@ -30,6 +32,8 @@ def deprecated(old: str, new: str) -> None:
 
 def config_of(ctx: click.Context) -> Config:
     """The config named by ``--config`` (or the default); a bad one exits 2 with the reason."""
+    from webshelf.core.config import load_config
+
     try:
         return load_config((ctx.find_root().obj or {}).get("config"))
     except ConfigError as exc:

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from webshelf.core.models import ExtractResult
 from webshelf.errors import clip
+
+if TYPE_CHECKING:  # annotations only: the cached CLI path renders without importing pydantic (issue 15)
+    from webshelf.core.models import ExtractResult
 
 URL_ECHO_CHARS = 1_000  # a header echoes at most this much of a (hostile, megabytes-long) URL
 

@@ -62,23 +62,27 @@ def test_a_utf8_page_is_stored_and_indexed_as_its_text_is(tmp_path, text, cap):
     assert rows[1][3]["lines"] == count_lines(rows[1][2]) and rows[1][3]["chars"] == len(rows[1][2])
 
 
-def test_during_runs_while_the_page_is_not_yet_visible_and_its_result_is_returned(tmp_path):
+def test_during_never_sees_a_partial_page_under_its_name_and_its_result_is_returned(tmp_path):
     from webshelf.cache.utf8 import Utf8Text
 
     seen = []
 
     def during(page):
-        seen.append((page.path.exists(), page.record.lines, page.record.chars, page.written))
+        # the name may appear while this runs (the writer thread renames once the file is flushed),
+        # but only for the complete, flushed file: never a partial page under a final name
+        visible = page.path.exists()
+        seen.append((visible and page.path.read_bytes() != b"a\nb\n", page.record.lines, page.record.chars,
+                     page.written))
         return "window"
 
     with Shelf(tmp_path) as shelf:
         stored = shelf.put(url="https://example.com/a", final_url=None, title=None, text=Utf8Text(b"a\nb\n", 4),
                            backend="t", content_type="text/markdown", during=during)
         assert stored.during == "window" and stored.path.read_bytes() == b"a\nb\n"
-        assert seen == [(False, 2, 4, True)]  # the name did not exist yet: renamed into place after
+        assert seen == [(False, 2, 4, True)]  # no partial page was ever visible under the name
         again = shelf.put(url="https://example.com/a", final_url=None, title=None, text=Utf8Text(b"a\nb\n", 4),
                           backend="t", content_type="text/markdown", during=during)
-        assert again.written is False and seen[-1] == (True, 2, 4, False) and again.during == "window"
+        assert again.written is False and seen[-1] == (False, 2, 4, False) and again.during == "window"
         assert [p.name for p in shelf.web_dir.iterdir()] == [stored.path.name]  # no temp file left
 
 
@@ -124,3 +128,22 @@ def test_cutting_the_bytes_gives_the_cut_text(parts, max_chars, original):
     want = cap_text(text, max_chars, original)
     page, got_original = cap_utf8(Utf8Text(text.encode("utf-8"), len(text)), max_chars, original)
     assert (page.data, page.chars, got_original) == (want[0].encode("utf-8"), len(want[0]), want[1])
+
+
+def test_a_bad_name_stops_the_writer_thread_and_leaves_nothing(tmp_path):
+    """The writer waits for the name before renaming: an error before the decision must not hang it."""
+    with pytest.raises(ValueError, match="invalid page name"):
+        store.write_bytes_hashed(tmp_path, b"x\n" * 1000, lambda h: "../escape.md")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_rename_happens_only_after_the_file_is_flushed(tmp_path, monkeypatch):
+    """Order in the writer thread: write, fsync the file, rename, fsync the directory."""
+    calls = []
+    real_fsync, real_replace = store.os.fsync, store.os.replace
+    monkeypatch.setattr(store.os, "fsync", lambda fd: calls.append("fsync") or real_fsync(fd))
+    monkeypatch.setattr(store.os, "replace", lambda *a, **k: calls.append("replace") or real_replace(*a, **k))
+    path, written, *_ = store.write_bytes_hashed(tmp_path, b"page\n", lambda h: f"p-{h}.md")
+    assert written and path.read_bytes() == b"page\n"
+    assert calls == ["fsync", "replace", "fsync"]
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]

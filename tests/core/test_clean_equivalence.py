@@ -88,7 +88,11 @@ from webshelf.core import clean_utf8 as U  # noqa: E402
 AWKWARD = PIECES + ["\xa0", "\u2003 \n", "\u3000\n", "\u202f\n", "\ufeff", "\u2060", "\t", "~~~\n", "```py\n",
                     "  # h\n", "é" * 600, "😀" * 400, "ü " * 700, "x " * 700 + "\n", "\u3000" * 5 + "\n",
                     f'<\u0130MG src="data:image/png;base64,{B64}">', f"<\u0131mg alt=d src=data:image/gif;base64,{B64}>",
-                    "<i>data: not an image</i>", "<a href=x>"]
+                    "<i>data: not an image</i>", "<a href=x>",
+                    # the HTML image gate (clean_utf8._html_image_may_hold): case, spacing, ">" placement
+                    f"<IMG SRC = 'DATA:image/png;base64,{B64}'>", f"<iMg alt='<' src=DaTa:image/gif;base64,{B64}>",
+                    "<img src=x>data:", "<i", "<img alt=x ", "data:", ">", "<input value=data:x>", "<I ",
+                    "<İ", "<ımg src=DATA:x>"]
 RARE = ("\r", "\u2028", "\x85", "\x0c", "\x1f", "\u200b", "\ufeff", "\u2060", "data:")
 COMMON = [p for p in AWKWARD if not any(r in p for r in RARE)]
 
@@ -202,3 +206,16 @@ def test_a_page_with_typographic_quotes_html_and_data_in_prose_stays_on_the_byte
     finally:
         U._c.clean_markdown = original
     assert not calls and got.text == original(page)
+
+
+IMAGE_GATE = ["<", ">", "i", "I", "\u0130", "\u0131", "mg", "MG", " src=", " SRC = '", "data:", "DATA:", "DaTa:",
+              "image/png;base64,iVBO", "x", " ", "\n", "alt=", "é"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(IMAGE_GATE), max_size=60))
+def test_the_html_image_gate_never_says_no_where_the_regex_matches(parts):
+    """``_html_image_may_hold`` is a gate: where ``clean._HTML_DATA_IMAGE`` finds a tag, it says yes."""
+    text = "".join(parts)
+    if U._c._HTML_DATA_IMAGE.search(text) is not None:
+        assert U._html_image_may_hold(text.encode("utf-8"))
