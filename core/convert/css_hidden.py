@@ -96,7 +96,10 @@ def _transparent(tokens: list) -> bool:
         return (len(h) == 4 and h[3] == "0") or (len(h) == 8 and h[6:] == "00")
     if len(tokens) == 1 and tokens[0].type == "function" and tokens[0].lower_name in ("rgba", "rgb", "hsla", "hsl"):
         args = [t for t in tokens[0].arguments if t.type not in ("whitespace", "comment")]
-        if len(args) >= 2 and args[-2].type == "literal" and args[-2].value in ("/", ","):
+        # the alpha is a fourth value: after "/" (``rgb(0 0 0 / 0)``) or after a third comma
+        # (``rgba(0, 0, 0, 0)``); ``rgb(0, 0, 0)`` is black, not transparent
+        commas = sum(1 for t in args if t.type == "literal" and t.value == ",")
+        if len(args) >= 2 and args[-2].type == "literal" and (args[-2].value == "/" or (args[-2].value == "," and commas == 3)):
             alpha = args[-1]
             return alpha.type in ("number", "percentage") and alpha.value == 0
     return False

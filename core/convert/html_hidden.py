@@ -5,6 +5,9 @@ Hostile pages hide instructions for AI agents where people cannot see them: ``hi
 ``<style>`` sheets — core/convert/css_hidden.py says which CSS counts and why), ``<template>``,
 HTML comments, and the code and style blocks (``<script>``, ``<style>``, ``<noscript>``).
 Removing them here, in the Lexbor tree, keeps this independent of whichever converter follows.
+Not removed: the frame (``<html>``, ``<body>``, ``_frame``) and what core/convert/hidden_frame.py
+shows is the frame too — a hidden element holding (nearly) all of a page that shows almost
+nothing, i.e. the page's own content waiting for its scripts, never a block beside visible text.
 
 ``drop_hidden_in(tree)`` works in place on the tree that conversion goes on to use (one parse
 per page: core/convert/html_markdown.py hands it its tree); ``drop_hidden(html) -> str`` is the
@@ -26,6 +29,7 @@ import re
 
 from selectolax.lexbor import LexborHTMLParser
 
+from webshelf.core.convert import hidden_frame
 from webshelf.core.convert.css_hidden import overridden, page_sheets, parse_declarations, style_hides
 
 ALWAYS_DROPPED = "script, style, noscript, template, [hidden], [aria-hidden]"
@@ -227,7 +231,8 @@ def _frame(tree) -> list:  # noqa: ANN001 — selectolax tree
     Pages hide the whole document until their scripts have run (``html {opacity: 0}``, anti-flicker
     snippets, ``<body style="display:none">``); a reader sees it all a moment later. Hiding the frame
     hides nothing selectively, so it is no hiding place, and dropping it would empty the page (and
-    lexbor refuses to remove the root).
+    lexbor refuses to remove the root). The same argument, for the element inside the body that
+    holds the page (``<main style="opacity:0">``), is core/convert/hidden_frame.py's.
     """
     return [node for node in (tree.root, tree.body) if node is not None]
 
@@ -292,6 +297,9 @@ def drop_hidden_in(tree, html: str | None = None) -> bool:  # noqa: ANN001 — s
             doomed[node.mem_id] = node
     for node in _frame(tree):
         doomed.pop(node.mem_id, None)
+    # the page's own content waiting for its scripts is no hiding place (core/convert/hidden_frame.py)
+    for key in hidden_frame.spared(tree, doomed):
+        del doomed[key]
     # One walk over the elements gives both the comments (a traversal without text nodes still
     # yields them) and the document order: two walks, one of them over every text node too, were
     # most of what this function cost after the sheets.

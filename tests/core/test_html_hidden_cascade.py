@@ -119,3 +119,11 @@ def test_shown_on_some_screens_is_not_hidden(css, body, kept):
     out = drop_hidden(f"<style>{css}</style>{body}<p>visible</p>")
     text = body.split(">", 1)[1].split("<", 1)[0]
     assert (text in out) is kept
+
+
+def test_black_text_is_not_transparent():
+    # rgb(0, 0, 0) is black: its third comma-separated value was taken for an alpha of 0 (WCXB
+    # 4158, 4854 lost their body text); a real fourth value of 0 still hides
+    assert not css_hidden.style_hides("color: rgb(0, 0, 0)") and not css_hidden.style_hides("color: rgb(0, 0, 0); font-weight: 400;")
+    assert css_hidden.style_hides("color: rgba(0, 0, 0, 0)") and css_hidden.style_hides("color: rgb(0 0 0 / 0)")
+    assert "SEEN" in drop_hidden('<html><body><p><span style="color: rgb(0, 0, 0)">SEEN</span></p></body></html>')
