@@ -23,8 +23,6 @@ from dataclasses import dataclass
 import regex
 from selectolax.lexbor import LexborNode
 
-from webshelf.core.convert.blocks.prose import NAMES as PROSE_NAMES, prose_features
-
 # td/th are not blocks: a table row is the unit (dropping a cell would break a data table).
 _BLOCK_TAGS = frozenset({
     "p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "tr", "dt", "dd",
@@ -60,10 +58,7 @@ NAMES = (
     "container_log_chars", "container_link_density", "container_log_blocks",
     "branch1_share", "branch2_share", "branch3_share", "branch1_link_density",
     "branch2_link_density", "mass_distance", "mass_lca_depth", "in_mass_branch",
-    *PROSE_NAMES,
 )
-_NOT_PROSE_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "pre", "tr"})
-_SENTENCE_ENDS = NAMES.index("sentence_ends")
 
 
 @dataclass
@@ -236,7 +231,7 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
             math.log1p(container_chars), min(1.0, container_links / container_chars),
             math.log1p(n),
             0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,  # branches, filled below
-        ]  # then the prose-run features (blocks/prose.py), appended below
+        ]
         before += chars
         out.append(Block(node, chars, features, parent_info[9]))
     _branch_features(out, [info[9] for _, _, info, _ in found], total)
@@ -246,11 +241,6 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
         block.features[k + 1] = link_densities[i + 1] if i + 1 < n else -1.0
         block.features[k + 2] = log_chars[i - 1] if i else 0.0
         block.features[k + 3] = log_chars[i + 1] if i + 1 < n else 0.0
-    rows = prose_features([b.chars for b in out], link_densities,
-                          [b.features[_SENTENCE_ENDS] for b in out],
-                          [b.node.tag in _NOT_PROSE_TAGS for b in out])
-    for block, row in zip(out, rows):
-        block.features.extend(row)
     return out
 
 
