@@ -17,7 +17,10 @@ What it does:
   on those four too) and the pages of fold k are converted with model k; the reported
   "cross-validated" webshelf row is the union of the five held-out folds. The shipped model
   (fitted on all five folds) gives the in-sample row, which is also the one timed; "rules only"
-  is the same converter without the classifier. Candidates without learned parts
+  is the same converter without the classifier. "previous main" is main's block-classifier code
+  (from git, ``--previous-rev``) with main's fold and shipped models (``--previous-models``,
+  default ``build/blocks/main/``: a copy of main's ``build/blocks/``), cross-validated and
+  in-sample, so a branch and main are measured in one run. Candidates without learned parts
   (trafilatura, resiliparse) are scored on every page. ``--grid`` also cross-validates the
   rule knobs (``bench/extract_tuning.py``'s grid over ``Tuning``, chosen on 4 folds).
 - **readability** (``../shared/corpora/readability``, Mozilla Readability's 130 test pages,
