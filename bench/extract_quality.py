@@ -400,7 +400,8 @@ def spawn(name: str, corpus: str, descs: list[dict], tuning: dict | None = None)
     """Run one candidate in a fresh process (its own peak RSS, no state shared between them)."""
     with tempfile.TemporaryDirectory() as tmp:
         spec, out = Path(tmp) / "spec.json", Path(tmp) / "out.json"
-        spec.write_text(json.dumps({"name": name, "corpus": corpus, "descs": descs, "tuning": tuning}))
+        spec.write_text(json.dumps({"name": name, "corpus": corpus, "descs": descs, "tuning": tuning,
+                                    "previous": [PREVIOUS_REV, str(PREVIOUS_MODELS)]}))
         subprocess.run([sys.executable, __file__, "--worker", str(spec), str(out)], check=True)
         return json.loads(out.read_text())
 
@@ -510,6 +511,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.worker:
         spec = json.loads(Path(args.worker[0]).read_text())
+        _set_previous(spec["previous"][0], Path(spec["previous"][1]))  # --previous-* of the parent
         result = run_worker(spec["name"], spec["corpus"], spec["descs"], spec["tuning"])
         Path(args.worker[1]).write_text(json.dumps(result))
         return 0
