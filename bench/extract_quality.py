@@ -17,7 +17,10 @@ What it does:
   on those four too) and the pages of fold k are converted with model k; the reported
   "cross-validated" webshelf row is the union of the five held-out folds. The shipped model
   (fitted on all five folds) gives the in-sample row, which is also the one timed; "rules only"
-  is the same converter without the classifier. Candidates without learned parts
+  is the same converter without the classifier. "previous main" is main's block-classifier code
+  (from git, ``--previous-rev``) with main's fold and shipped models (``--previous-models``,
+  default ``build/blocks/main/``: a copy of main's ``build/blocks/``), cross-validated and
+  in-sample, so a branch and main are measured in one run. Candidates without learned parts
   (trafilatura, resiliparse) are scored on every page. ``--grid`` also cross-validates the
   rule knobs (``bench/extract_tuning.py``'s grid over ``Tuning``, chosen on 4 folds).
 - **readability** (``../shared/corpora/readability``, Mozilla Readability's 130 test pages,
@@ -244,6 +247,9 @@ def _webshelf(tuning: dict | None = None) -> Callable[[str, str | None], str]:
     from webshelf.core.convert.by_type import to_markdown
     from webshelf.core.convert.html_main_content import Tuning
 
+    tuning = dict(tuning or {})
+    if tuning.get("previous"):
+        _use_previous_blocks(tuning.pop("previous"))
     if tuning:
         html_markdown.html_to_markdown = functools.partial(html_markdown.html_to_markdown, tuning=Tuning(**tuning))
 
@@ -252,6 +258,21 @@ def _webshelf(tuning: dict | None = None) -> Callable[[str, str | None], str]:
 
     run.wants_bytes = True
     return run
+
+
+def _use_previous_blocks(rev: str) -> None:
+    """The block classifier's code (features, scoring, narrowing, drop) as it is at git ``rev``,
+    bound into ``html_main_content`` (the rest of the converter is this checkout's): "previous
+    main" in the same run, with the fold models main's ``bench/train_blocks.py`` wrote
+    (``--previous-models``; their feature list is main's, which this checkout's loader refuses)."""
+    from old_code import old_module
+
+    from webshelf.core.convert import html_main_content
+
+    old_module("webshelf_previous_block_features", rev, "core/convert/blocks/features.py", {})
+    model = old_module("webshelf_previous_block_model", rev, "core/convert/blocks/model.py", {
+        "from webshelf.core.convert.blocks.features import": "from webshelf_previous_block_features import"})
+    html_main_content.load, html_main_content.select = model.load, model.select
 
 
 def _converter_alone() -> Callable[[str, str | None], str]:
@@ -303,13 +324,16 @@ OURS = "webshelf"
 ALONE = "webshelf converter alone (no hidden removal; not served)"
 RULES = "webshelf rules only (no block classifier)"
 FLAT = "webshelf without narrowing (previous main)"
+PREVIOUS = "webshelf previous main (block code and models of main)"
+PREVIOUS_REV = "main"  # git revision of the previous block classifier code (--previous-rev)
+PREVIOUS_MODELS = BLOCK_MODELS / "main"  # its fold and shipped models (--previous-models)
 BASELINE = "trafilatura (markdown, defaults)"
 FLOOR = "read pages only (floor)"
 CANDIDATES: dict[str, Callable[..., Callable[[str, str | None], str]]] = {
     OURS: _webshelf,
     RULES: lambda: _webshelf({"block_model": "off"}),
     ALONE: _converter_alone,
-    FLAT: lambda: _webshelf({"block_model": str(_flat(ROOT / "core" / "convert" / "blocks" / "model.json"))}),
+    PREVIOUS: lambda: _webshelf({"block_model": str(PREVIOUS_MODELS / "model.json"), "previous": PREVIOUS_REV}),
     BASELINE: lambda: _trafilatura(),
     "resiliparse main_content (text)": _resiliparse,
     FLOOR: _read_only,
@@ -376,7 +400,8 @@ def spawn(name: str, corpus: str, descs: list[dict], tuning: dict | None = None)
     """Run one candidate in a fresh process (its own peak RSS, no state shared between them)."""
     with tempfile.TemporaryDirectory() as tmp:
         spec, out = Path(tmp) / "spec.json", Path(tmp) / "out.json"
-        spec.write_text(json.dumps({"name": name, "corpus": corpus, "descs": descs, "tuning": tuning}))
+        spec.write_text(json.dumps({"name": name, "corpus": corpus, "descs": descs, "tuning": tuning,
+                                    "previous": [PREVIOUS_REV, str(PREVIOUS_MODELS)]}))
         subprocess.run([sys.executable, __file__, "--worker", str(spec), str(out)], check=True)
         return json.loads(out.read_text())
 
@@ -458,6 +483,11 @@ def print_table(title: str, results: dict[str, dict[str, dict]]) -> None:
         print("| " + " | ".join(c.ljust(w) for c, w in zip(line, widths)) + " |")
 
 
+def _set_previous(rev: str, models: Path) -> None:
+    global PREVIOUS_REV, PREVIOUS_MODELS
+    PREVIOUS_REV, PREVIOUS_MODELS = rev, models
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, help="only the first N pages of each corpus")
@@ -470,16 +500,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grid", action="store_true",
                         help="also cross-validate the rule knobs (bench/extract_tuning.py's grid)")
     parser.add_argument("--jobs", type=int, default=1, help="grid workers in parallel")
+    parser.add_argument("--flat", action="store_true", help="also the CV row without narrowing")
+    parser.add_argument("--previous-rev", default=PREVIOUS_REV,
+                        help="git revision whose block classifier code is 'previous main'")
+    parser.add_argument("--previous-models", type=Path, default=PREVIOUS_MODELS,
+                        help="that code's fold models and model.json (its bench/train_blocks.py output)")
     parser.add_argument("--json", metavar="OUT", help="write summaries and per-page rows as JSON")
     parser.add_argument("--worker", nargs=2, metavar=("SPEC", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.worker:
         spec = json.loads(Path(args.worker[0]).read_text())
+        _set_previous(spec["previous"][0], Path(spec["previous"][1]))  # --previous-* of the parent
         result = run_worker(spec["name"], spec["corpus"], spec["descs"], spec["tuning"])
         Path(args.worker[1]).write_text(json.dumps(result))
         return 0
 
+    _set_previous(args.previous_rev, args.previous_models)
     types = {t.strip() for t in args.types.split(",") if t.strip()} if args.types else None
     corpora = {"wcxb": page_index("wcxb", args.limit, types),
                "readability": [] if types else page_index("readability", args.limit)}
@@ -511,14 +548,23 @@ def main(argv: list[str] | None = None) -> int:
             train_blocks.main(["--rebuild"] if args.retrain else [])
         cv_rows = {}
         # the same fold models without narrowing: main's converter before it, cross-validated
-        for label, variant in (("cv", lambda m: m), ("cv flat", _flat)):
+        # and main's block code with main's fold models: previous main, cross-validated
+        previous = [PREVIOUS_MODELS / f"fold{k}.json" for k in range(FOLDS)]
+        variants = [("cv", models, {})]
+        if all(m.exists() for m in previous):
+            variants.append(("cv previous", previous, {"previous": PREVIOUS_REV}))
+        else:
+            print(f"[wcxb] no previous fold models in {PREVIOUS_MODELS}: no previous-main row", file=sys.stderr)
+        if args.flat:
+            variants.append(("cv flat", [_flat(m) for m in models], {}))
+        for label, fold_models, extra in variants:
             held_out = []
-            for k, model in enumerate(models):
+            for k, model in enumerate(fold_models):
                 fold_descs = [d for d in corpora["wcxb"] if d["fold"] == k]
                 print(f"[wcxb] {OURS} fold {k} with its held-out model ({label}) …", file=sys.stderr,
                       flush=True)
                 held_out.extend(spawn(OURS, "wcxb", fold_descs,
-                                      {"block_model": str(variant(model))})["rows"])
+                                      {"block_model": str(model), **extra})["rows"])
             defaults = dump["rows"]["wcxb"][f"{OURS} (defaults, in-sample)"]
             timing = {r["id"]: r["ms"] for r in defaults}
             for r in held_out:  # time of the shipped model's run (same code, same pages)
@@ -528,9 +574,10 @@ def main(argv: list[str] | None = None) -> int:
             overall(cv_rows[label])["peak_rss_mb"] = \
                 overall(results["wcxb"][f"{OURS} (defaults, in-sample)"]).get("peak_rss_mb")
             dump.setdefault("rows", {}).setdefault("wcxb", {})[label] = held_out
-        results["wcxb"] = {f"{OURS} (block classifier + narrowing, cross-validated)": cv_rows["cv"],
-                           f"{OURS} without narrowing (previous main), cross-validated": cv_rows["cv flat"],
-                           **results["wcxb"]}
+        cv_labels = {"cv": f"{OURS} (cross-validated)",
+                     "cv previous": f"{OURS} previous main, cross-validated",
+                     "cv flat": f"{OURS} without narrowing, cross-validated"}
+        results["wcxb"] = {**{cv_labels[k]: v for k, v in cv_rows.items()}, **results["wcxb"]}
 
     if OURS in names and args.grid and corpora["wcxb"]:
         from extract_tuning import GRID

@@ -6,7 +6,10 @@ One command reproduces the shipped model and the per-fold models that
     nice -n 10 .venv/bin/python bench/train_blocks.py [--kind logistic|trees]
 
 1. Every WCXB dev page goes through the rule-based pipeline
-   (``html_main_content.container``: prune, container, narrow, link-dense blocks); each leaf
+   (``html_main_content.container``: prune, container, narrow, link-dense blocks) — with
+   ``--served-dom`` after losing its hidden content first, as the served path does (``by_type``
+   runs ``html_hidden.drop_hidden_in`` in the same tree; tried, no gain: docs/benchmarks.md,
+   so the shipped model is trained on the raw DOM); each leaf
    block of the container gets its features (``core.convert.blocks.features``) and a label:
    the share of the block's word 3-shingles (whole text for blocks under 3 words) found in the
    page's ``ground_truth.main_content``. A block is *content* when that share is ≥ 0.5.
@@ -48,6 +51,10 @@ from extract_quality import FOLDS, load_page, page_index  # noqa: E402
 OUT = ROOT / "build" / "blocks"
 SHIPPED = ROOT / "core" / "convert" / "blocks" / "model.json"
 _WORD = re.compile(r"\w+")
+# --served-dom: blocks from the DOM the served path builds (by_type: hidden-content removal in
+# the same tree before main-content selection). Off by default: it measured no gain (held-out
+# proxy F1 0.8419 either way, docs/benchmarks.md), and the shipped model is the raw DOM's.
+SERVED = False
 THRESHOLDS = [0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5]
 
 
@@ -64,6 +71,7 @@ def page_blocks(desc: dict) -> dict:
     from selectolax.lexbor import LexborHTMLParser
 
     from webshelf.core.convert.blocks.features import blocks
+    from webshelf.core.convert.html_hidden import drop_hidden_in
     from webshelf.core.convert.html_main_content import container
 
     page = load_page("wcxb", desc)
@@ -75,6 +83,9 @@ def page_blocks(desc: dict) -> dict:
            "blocks": []}
     try:
         tree = LexborHTMLParser(page["html"])
+        if SERVED:  # what the local backend's converter sees: hidden content already gone
+            # (a module global, not an argument: pool.map's workers inherit it by fork)
+            drop_hidden_in(tree, page["html"])
         node = container(tree)
     except Exception:  # noqa: BLE001 - a page the pipeline cannot handle is skipped
         node = None
@@ -270,7 +281,7 @@ def choose_narrow(pages: list[dict], model: dict, threshold: float, cap: float,
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _H1, _PRE, _ENDS
+    global _H1, _PRE, _ENDS, SERVED
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kind", choices=("logistic", "trees"), default="logistic")
     parser.add_argument("--jobs", type=int, default=2)
@@ -279,7 +290,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dataset", type=Path, default=OUT / "dataset.json.gz",
                         help="cache of the extracted blocks (rebuilt when missing)")
     parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--served-dom", action="store_true",
+                        help="take the blocks after hidden-content removal, as served (use another --dataset)")
     args = parser.parse_args(argv)
+    SERVED = args.served_dom
     _H1, _PRE, _ENDS = _feature_index("tag_h1"), _feature_index("tag_pre"), _feature_index("sentence_ends")
 
     OUT.mkdir(parents=True, exist_ok=True)
