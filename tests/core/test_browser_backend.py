@@ -197,3 +197,51 @@ def test_the_browser_processes_are_ours_and_measurable(config):
     while alive() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert alive() == []
+
+
+def test_the_browser_takes_the_hosts_slot_like_the_local_backend(server, config):
+    """web.per_host_concurrency holds for rendered pages too: four pages, four browser pages at
+    once allowed, one slot for the host — the server never serves two of them at once."""
+    lock, state = threading.Lock(), {"now": 0, "max": 0, "served": 0}
+
+    def counted(req):
+        with lock:
+            state["now"] += 1
+            state["max"] = max(state["max"], state["now"])
+        time.sleep(0.3)
+        with lock:
+            state["now"] -= 1
+            state["served"] += 1
+        return Response(b"<html><body><h1>polite</h1></body></html>")
+
+    urls = [server.route(f"/bb/polite{i}", counted) for i in range(4)]
+    config.web.browser.max_pages = 4
+    config.web.per_host_concurrency = 1
+    config.web.backend = "browser"
+    results = web_extract_sync(urls, config=config)
+    assert all(r.error is None for r in results), [r.error for r in results]
+    assert state["served"] == 4 and state["max"] == 1
+
+
+def test_robots_txt_obey_holds_for_the_browser_backend(server, config):
+    from webshelf.core.fetch import robots
+
+    robots.forget()
+    hits = {"private": 0}
+
+    def private(req):
+        hits["private"] += 1
+        return Response(b"<html><body><h1>private</h1></body></html>")
+
+    server.route("/robots.txt", Response(b"User-agent: *\nDisallow: /bb/private\n", headers={"Content-Type": "text/plain"}))
+    blocked = server.route("/bb/private", private)
+    allowed = server.route("/bb/public", page("<h1>public</h1>"))
+    config.web.robots_txt = "obey"
+    config.web.backend = "browser"
+    try:
+        results = web_extract_sync([blocked, allowed], config=config)
+    finally:
+        robots.forget()
+    assert results[0].error.code == "blocked_by_robots" and "Disallow: /bb/private" in results[0].error.message
+    assert results[1].error is None and "public" in results[1].content
+    assert hits["private"] == 0  # the browser never asked for it

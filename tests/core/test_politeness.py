@@ -245,3 +245,22 @@ def test_slots_this_process_holds_are_skipped_but_the_flock_still_decides(tmp_pa
     for fd in (fds[0], fds[1], fds[3], again):
         a._release(key, fd)
     assert sorted(p.name for p in (tmp_path / "hosts").iterdir()) == [f"{key}.{i}.slot" for i in range(4)]
+
+
+def test_robots_txt_is_cached_per_origin_within_cache_max_age(home, site, monkeypatch):
+    """Across calls: read once while ``cache.max_age`` has not passed, read again once it has
+    (robots.py's clock moved forward instead of waiting)."""
+    import types
+
+    site.route("/robots.txt", Response(b"User-agent: *\nDisallow: /private/\n", headers={"Content-Type": "text/plain"}))
+    urls = [site.route("/public/c1", Response(PAGE)), site.route("/public/c2", Response(PAGE))]
+    config = cfg(home, robots_txt="obey")
+    config.cache.max_age = 3600
+    for url in urls:  # two calls within max_age: one robots.txt request
+        [result] = web_extract_sync([url], config=config, fresh=True)
+        assert result.error is None
+    assert site.hits["/robots.txt"] == 1
+    real = robots.time.monotonic
+    monkeypatch.setattr(robots, "time", types.SimpleNamespace(monotonic=lambda: real() + 3601))
+    [result] = web_extract_sync([urls[0]], config=config, fresh=True)
+    assert result.error is None and site.hits["/robots.txt"] == 2  # older than max_age: read again
