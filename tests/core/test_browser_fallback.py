@@ -84,10 +84,14 @@ def test_an_error_that_is_not_bot_blocking_is_final(server, config):
 
 def test_a_hosted_backend_in_the_chain_never_receives_a_private_url(spa, config, monkeypatch):
     """Loopback URLs stay on this machine along the whole chain (core/backends/routing.py)."""
+    from tests.providers import FakeProvider
+
     config.web.fallback = ["local", "firecrawl"]
-    config.web.firecrawl.base_url = "http://127.0.0.1:9"  # would fail loudly if it were called
     monkeypatch.setenv("FIRECRAWL_API_KEY", "fc-test")
-    [r] = web_extract_sync([spa], config=config)
+    with FakeProvider("firecrawl", key="fc-test", pages={spa: "# leaked"}) as provider:  # a real provider on loopback
+        config.web.firecrawl.base_url = provider.base
+        [r] = web_extract_sync([spa], config=config)
+    assert provider.requests == []  # it counts every request: none
     assert r.backend == "local" and r.error is None
     assert "not sent to firecrawl" in r.notes[1] and "loopback" in r.notes[1]
     assert "no backend of web.fallback read more" in r.notes[1] and EMPTY_NOTE in r.notes

@@ -130,7 +130,7 @@ def test_a_certificate_error_is_one_whatever_the_port_or_chromium_s_own_probes()
     from types import SimpleNamespace
 
     url = "https://shelf-tls.test:40363/tls/other"
-    proxy = SimpleNamespace(blocked=["connectivitycheck.gstatic.com:80: cannot resolve"], over_cap=False)
+    proxy = SimpleNamespace(blocked=["connectivitycheck.gstatic.com:80: cannot resolve"], proxy_failed=[], over_cap=False)
     browser = SimpleNamespace(is_connected=lambda: True)
     error = BrowserBackend._goto_error(SimpleNamespace(), url, Exception(f"net::ERR_CERT_AUTHORITY_INVALID at {url}"),
                                        proxy, browser)

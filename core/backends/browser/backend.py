@@ -16,7 +16,9 @@ document URL the DNS-free policy refuses (``file://``, ``chrome://``, a loopback
 reserved name) is failed before it reaches the proxy. Scripts, styles and fetch/XHR are not
 paused (each pause cost a round trip through Playwright; the proxy checks them all). At most ``web.browser.max_pages`` pages render at once in the shared browser, across
 every call of the process (service.py); one deadline, ``web.timeout_s``, covers a page from its
-context to its DOM.
+context to its DOM. Polite like the local backend: the page holds its host's slot
+(``web.per_host_concurrency``, ``web.per_host_delay_ms``; core/fetch/politeness.py) for the whole
+render, and ``web.robots_txt: obey`` checks its URL first (robots.txt read by a LocalBackend).
 """
 
 from __future__ import annotations
