@@ -265,3 +265,31 @@ def test_robots_txt_obey_holds_for_the_browser_backend(server, config):
     assert results[0].error.code == "blocked_by_robots" and "Disallow: /bb/private" in results[0].error.message
     assert results[1].error is None and "public" in results[1].content
     assert hits["private"] == 0  # the browser never asked for it
+
+
+def test_the_browser_sends_web_headers_and_languages_but_its_own_user_agent(server, config):
+    """web.languages as Accept-Language on every request; web.headers on the page's own request
+    (and its redirect hops), as the local backend sends them — not on its sub-resources, which
+    may come from any host; the User-Agent is Chromium's (pages that refuse webshelf's name must read)."""
+    seen: dict[str, dict[str, str]] = {}
+
+    def recorded(name, body=b"<html><body><h1>headers</h1></body></html>", ctype="text/html"):
+        def handler(req):
+            seen[name] = {k.lower(): v for k, v in req.headers.items()}
+            return Response(body, headers={"Content-Type": ctype})
+        return handler
+
+    server.route("/bb/h-script.js", recorded("script", b"document.title = 'scripted';", "application/javascript"))
+    server.route("/bb/h-page", recorded("page", b"<html><body><h1>headers</h1><script src='/bb/h-script.js'></script>"
+                                        b"</body></html>"))
+    config.web.headers = {"X-Team": "shelf"}
+    config.web.languages = ["de-DE", "en"]
+
+    async def go():
+        async with BrowserBackend(config) as backend:
+            return await backend.fetch(server.url("/bb/h-page"))
+    run(go())
+    page, script = seen["page"], seen["script"]
+    assert page["x-team"] == "shelf" and page["accept-language"] == "de-DE,en;q=0.9"
+    assert "x-team" not in script and script["accept-language"] == "de-DE,en;q=0.9"
+    assert "webshelf" not in page["user-agent"].lower() and "Chrome/" in page["user-agent"]

@@ -40,6 +40,7 @@ from webshelf.core.fetch.body import too_large
 from webshelf.core.fetch.checked import CheckedURL
 from webshelf.core.fetch.guarded_connect import Resolver
 from webshelf.core.fetch.netpolicy import check_url, redact
+from webshelf.core.fetch.headers import accept_language
 from webshelf.core.fetch.politeness import host_slots
 from webshelf.core.fetch.proxy import proxy_chooser
 from webshelf.core.fetch.robots import check_robots
@@ -190,7 +191,8 @@ class BrowserBackend(Backend):
             context = await browser.new_context(
                 proxy={"server": proxy.url, "bypass": "<-loopback>"}, service_workers="block",
                 accept_downloads=False, permissions=[], java_script_enabled=True, ignore_https_errors=False,
-                user_agent=self.settings.user_agent or _chrome_user_agent(browser.version))
+                user_agent=self.settings.user_agent or _chrome_user_agent(browser.version),
+                **_page_headers(web))
             page = await context.new_page()
             await self._second_layer(context, page, proxy)
             page.on("dialog", lambda dialog: asyncio.ensure_future(_quietly(dialog.dismiss())))
@@ -261,6 +263,8 @@ class BrowserBackend(Backend):
         every redirect hop — whose URL must pass the DNS-free policy (defence in depth: the proxy
         checks them again, with DNS). A refused document is recorded with the proxy's refusals."""
         session = await context.new_cdp_session(page)
+        own_headers = dict(self.config.web.headers)
+        main_frame = (await session.send("Page.getFrameTree"))["frameTree"]["frame"]["id"] if own_headers else None
 
         async def decide(event: dict) -> None:
             request_id, request_url = event["requestId"], event["request"]["url"]
@@ -272,7 +276,13 @@ class BrowserBackend(Backend):
                     allowed = False
                     proxy.blocked.append(exc.message.replace(": refused: ", ": ", 1))
             with contextlib.suppress(Exception):  # the page may be closing
-                if allowed:
+                if allowed and own_headers and event.get("frameId") == main_frame:
+                    # web.headers on the page's own navigation and its redirect hops only — as the
+                    # local backend sends them — never on frames or the scripts' requests to other hosts
+                    headers = {**event["request"].get("headers", {}), **own_headers}
+                    await session.send("Fetch.continueRequest", {"requestId": request_id, "headers": [
+                        {"name": k, "value": v} for k, v in headers.items()]})
+                elif allowed:
                     await session.send("Fetch.continueRequest", {"requestId": request_id})
                 else:
                     await session.send("Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"})
@@ -280,6 +290,15 @@ class BrowserBackend(Backend):
         session.on("Fetch.requestPaused", lambda event: asyncio.ensure_future(decide(event)))
         await session.send("Fetch.enable", {"patterns": [{"urlPattern": "*", "resourceType": kind, "requestStage": "Request"}
                                                          for kind in PAUSED_TYPES]})
+
+
+def _page_headers(web: Any) -> dict[str, Any]:
+    """``Accept-Language`` from ``web.languages`` on every request of a context (core/fetch/headers.py,
+    as the local backend sends it); ``web.headers`` go on the page's own document requests only
+    (``_second_layer``). Not ``web.user_agent``: the browser is Chromium (``web.browser.user_agent``),
+    so pages that refuse webshelf's name read. No ``locale``: Playwright's would replace the header."""
+    language = accept_language(list(web.languages))
+    return {"extra_http_headers": {"Accept-Language": language}} if language else {}
 
 
 def _proxy_failed(url: str, proxy: PolicyProxy) -> ProxyError | None:
