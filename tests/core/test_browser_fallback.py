@@ -63,6 +63,34 @@ def test_a_page_that_is_403_for_webshelfs_user_agent_is_read_by_the_browser(serv
     assert "HTTP 403, which looks like bot blocking" in r.notes[0]
 
 
+def test_a_page_that_times_out_for_the_local_backend_is_read_by_the_browser(server, config):
+    """A server that goes silent for webshelf's User-Agent (a tarpit for bots) and answers a
+    browser: the local backend's read times out (``web.read_timeout_s``: a lower bound, no
+    race), the chain goes on, the browser reads it, and the notes say why."""
+    import threading
+
+    need_browser()
+    done = threading.Event()
+
+    def tarpit(req):
+        if "webshelf" in req.headers.get("User-Agent", ""):
+            done.wait(30)  # silent until the test ends
+            return Response(b"late")
+        return Response(b"<html><body><h1>Patient reader</h1><p>" + b"Text the browser reads. " * 30 + b"</p></body></html>")
+
+    url = server.route("/fallback/tarpit", tarpit)
+    config.web.fallback = ["local", "browser"]
+    config.web.read_timeout_s = 1
+    config.web.max_retries = 0
+    try:
+        [r] = web_extract_sync([url], config=config)
+    finally:
+        done.set()
+    assert r.error is None and r.backend == "browser", r.error
+    assert "Patient reader" in r.content
+    assert "local backend skipped: timed out" in r.notes[0] and "trying browser" in r.notes[0]
+
+
 def test_without_the_browser_in_the_chain_the_shell_stays_empty_with_its_note(spa, config):
     config.web.fallback = ["local"]
     [r] = web_extract_sync([spa], config=config)
