@@ -95,16 +95,49 @@ def use(methods: dict) -> None:
         setattr(BrowserBackend, name, method)
 
 
+def tree_ticks() -> dict[int, int]:
+    """CPU ticks (user + system) of this process and every descendant (Chromium, Playwright's driver)."""
+    table: dict[int, tuple[int, int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                fields = stat[stat.rindex(")") + 2:].split()
+                table[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+            except (OSError, ValueError, IndexError):
+                pass
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    out, stack = {}, [os.getpid()]
+    while stack:
+        pid = stack.pop()
+        if pid in table:
+            out[pid] = table[pid][1]
+        stack.extend(children.get(pid, []))
+    return out
+
+
 class PeakRSS:
-    """Samples the Chromium processes' RSS every 100 ms while a block runs."""
+    """Samples the Chromium processes' RSS every 100 ms while a block runs, and the CPU time the
+    whole process tree used meanwhile (each process's last sample: one that ends between two
+    samples loses at most 100 ms). CPU seconds do not depend on how loaded the machine is the way
+    wall time does."""
 
     def __init__(self) -> None:
         self.peak = 0
         self._stop = False
+        self._before = tree_ticks()
+        self._last: dict[int, int] = {}
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(t - self._before.get(pid, 0) for pid, t in self._last.items()) / os.sysconf("SC_CLK_TCK")
 
     def _run(self) -> None:
         while not self._stop:
             self.peak = max(self.peak, rss_bytes(chromium_pids()))
+            self._last.update(tree_ticks())
             time.sleep(0.1)
 
     def __enter__(self) -> "PeakRSS":
@@ -117,6 +150,7 @@ class PeakRSS:
     def __exit__(self, *exc: object) -> None:
         self._stop = True
         self._thread.join()
+        self._last.update(tree_ticks())
 
 
 def per_page(config: Config, urls: list[str], rounds: int, variants: dict) -> dict:
@@ -130,6 +164,7 @@ def per_page(config: Config, urls: list[str], rounds: int, variants: dict) -> di
                     page = await local.fetch(url)
                     times.append(time.perf_counter() - t)
                 out.setdefault("local", []).append((statistics.median(times), len(page.markdown)))
+        shutdown_all()  # the launch is measured: no browser left from an earlier part
         async with BrowserBackend(config) as browser:
             t = time.perf_counter()
             await browser._browser()
@@ -192,7 +227,7 @@ def main() -> None:
     parser.add_argument("--no-second-call", action="store_true", help="leave out part 0 (the second call)")
     args = parser.parse_args()
     variants = {"before": load_before(args.before), "after": AFTER}
-    console = Console()
+    console = Console(width=160)
     ids = sorted(p.name.split(".")[0] for p in (WCXB / "html").glob("*.html.gz"))[:N_PAGES]
     with LoopbackServer() as server, tempfile.TemporaryDirectory() as home:
         server.route("/fallback/bundle.js", Response(BUNDLE, headers=JS))
@@ -228,12 +263,13 @@ def main() -> None:
         t2 = Table(title=f"{len(urls)} WCXB pages through web_extract (fresh), pages/s and Chromium memory")
         for col in ("backend", "max_pages", "wall s", "pages/s", "failed", "peak RSS MiB"):
             t2.add_column(col, justify="right")
+        t2.add_column("CPU s per page", justify="right")
         t2.add_column("load (1 min)", justify="right")
         start = time.perf_counter()
         results = web_extract_sync(urls, config=config, backend="local", fresh=True)
         wall = time.perf_counter() - start
         t2.add_row("local", "(concurrency 8)", f"{wall:.2f}", f"{len(urls) / wall:.1f}",
-                   str(sum(not r.ok for r in results)), "", f"{os.getloadavg()[0]:.1f}")
+                   str(sum(not r.ok for r in results)), "", "", f"{os.getloadavg()[0]:.1f}")
         for max_pages in (1, 4, 8):
             config.web.browser.max_pages = max_pages
             for variant, methods in variants.items():
@@ -245,7 +281,7 @@ def main() -> None:
                 failed = [r.error.code for r in results if not r.ok]
                 t2.add_row(f"browser {variant}", str(max_pages), f"{wall:.2f}", f"{len(urls) / wall:.2f}",
                            f"{len(failed)} {' '.join(sorted(set(failed)))}", f"{rss.peak / 2**20:.0f}",
-                           f"{os.getloadavg()[0]:.1f}")
+                           f"{rss.cpu_s / len(urls):.2f}", f"{os.getloadavg()[0]:.1f}")
         use(variants["after"])
         console.print(t2)
         console.print(f"Chromium idle after launch: {corpus['idle_rss'] / 2**20:.0f} MiB RSS (browser + children, "
