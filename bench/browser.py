@@ -10,6 +10,12 @@
 3. Pages/s through web_extract(backend="browser") for the 20 pages at web.browser.max_pages
    1, 4 and 8, next to the local backend's pages/s for the same URLs.
 
+Rows 1 and 3 are measured twice in the same run, interleaved: "before" is the render of
+``--before`` (default ``main``; bench/old_code.py loads its backend.py from git), which paused
+every request of a page in a Playwright route handler (a round trip through the driver and
+the service thread for each script, style and XHR), "after" is this tree's, which lets
+Chromium pause only images, media, fonts (failed) and documents (checked) through CDP Fetch.
+
 Nothing may leave loopback: corpus pages name external images, fonts and scripts, so the policy
 proxy here is given a resolver that knows no names and an address check that refuses every
 non-loopback address (bench-only; the product's policy allows public hosts).
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
+import os
 import statistics
 import sys
 import tempfile
@@ -43,6 +50,7 @@ from webshelf.core.backends.local import LocalBackend  # noqa: E402
 from webshelf.core.config import Config  # noqa: E402
 from webshelf.core.extract import web_extract_sync  # noqa: E402
 from webshelf.errors import BlockedURLError  # noqa: E402
+from bench.old_code import old_module  # noqa: E402
 
 N_PAGES = 20
 refused_outside: list[str] = []
@@ -72,18 +80,64 @@ def _init(self, config, *, resolver=None):  # every browser backend of this run,
 
 
 BrowserBackend.__init__ = _init
+AFTER = {"_render": BrowserBackend._render, "_second_layer": BrowserBackend._second_layer}
+VARIANTS = ("before", "after")
+
+
+def load_before(rev: str) -> dict:
+    """The old render and second layer (``rev``'s backend.py), swapped in for "before" rows."""
+    old = old_module("bench_old_browser_backend", rev, "core/backends/browser/backend.py", {})
+    return {"_render": old.BrowserBackend._render, "_second_layer": old.BrowserBackend._second_layer}
+
+
+def use(methods: dict) -> None:
+    for name, method in methods.items():
+        setattr(BrowserBackend, name, method)
+
+
+def tree_ticks() -> dict[int, int]:
+    """CPU ticks (user + system) of this process and every descendant (Chromium, Playwright's driver)."""
+    table: dict[int, tuple[int, int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                fields = stat[stat.rindex(")") + 2:].split()
+                table[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+            except (OSError, ValueError, IndexError):
+                pass
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    out, stack = {}, [os.getpid()]
+    while stack:
+        pid = stack.pop()
+        if pid in table:
+            out[pid] = table[pid][1]
+        stack.extend(children.get(pid, []))
+    return out
 
 
 class PeakRSS:
-    """Samples the Chromium processes' RSS every 100 ms while a block runs."""
+    """Samples the Chromium processes' RSS every 100 ms while a block runs, and the CPU time the
+    whole process tree used meanwhile (each process's last sample: one that ends between two
+    samples loses at most 100 ms). CPU seconds do not depend on how loaded the machine is the way
+    wall time does."""
 
     def __init__(self) -> None:
         self.peak = 0
         self._stop = False
+        self._before = tree_ticks()
+        self._last: dict[int, int] = {}
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(t - self._before.get(pid, 0) for pid, t in self._last.items()) / os.sysconf("SC_CLK_TCK")
 
     def _run(self) -> None:
         while not self._stop:
             self.peak = max(self.peak, rss_bytes(chromium_pids()))
+            self._last.update(tree_ticks())
             time.sleep(0.1)
 
     def __enter__(self) -> "PeakRSS":
@@ -96,9 +150,10 @@ class PeakRSS:
     def __exit__(self, *exc: object) -> None:
         self._stop = True
         self._thread.join()
+        self._last.update(tree_ticks())
 
 
-def per_page(config: Config, urls: list[str], rounds: int) -> dict:
+def per_page(config: Config, urls: list[str], rounds: int, variants: dict) -> dict:
     async def go():
         out = {}
         async with LocalBackend(config) as local:
@@ -109,18 +164,24 @@ def per_page(config: Config, urls: list[str], rounds: int) -> dict:
                     page = await local.fetch(url)
                     times.append(time.perf_counter() - t)
                 out.setdefault("local", []).append((statistics.median(times), len(page.markdown)))
+        shutdown_all()  # the launch is measured: no browser left from an earlier part
         async with BrowserBackend(config) as browser:
             t = time.perf_counter()
             await browser._browser()
             out["launch"] = time.perf_counter() - t
             out["idle_rss"] = rss_bytes(chromium_pids())
             for url in urls:
-                times = []
+                times: dict[str, list[float]] = {v: [] for v in variants}
                 for _ in range(rounds):
-                    t = time.perf_counter()
-                    page = await browser.fetch(url)
-                    times.append(time.perf_counter() - t)
-                out.setdefault("browser", []).append((statistics.median(times), len(page.markdown)))
+                    for variant, methods in variants.items():  # interleaved: the same load for both
+                        use(methods)
+                        t = time.perf_counter()
+                        page = await browser.fetch(url)
+                        times[variant].append(time.perf_counter() - t)
+                        chars = len(page.markdown)
+                for variant in variants:
+                    out.setdefault(variant, []).append((statistics.median(times[variant]), chars))
+            use(variants["after"])
         return out
     return asyncio.run(go())
 
@@ -161,51 +222,67 @@ def print_second_call(console: Console, config: Config, spa: str, page: str, rou
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", choices=("second-call",), help="run only this part")
+    parser.add_argument("--only", choices=("second-call", "render"), help="run only this part")
+    parser.add_argument("--before", default="main", help="the git revision whose render is the baseline")
+    parser.add_argument("--no-second-call", action="store_true", help="leave out part 0 (the second call)")
     args = parser.parse_args()
-    console = Console()
+    variants = {"before": load_before(args.before), "after": AFTER}
+    console = Console(width=160)
     ids = sorted(p.name.split(".")[0] for p in (WCXB / "html").glob("*.html.gz"))[:N_PAGES]
     with LoopbackServer() as server, tempfile.TemporaryDirectory() as home:
         server.route("/fallback/bundle.js", Response(BUNDLE, headers=JS))
         spa = server.route("/fallback/spa", Response(SPA))
         urls = [server.url(f"/wcxb/{i}") for i in ids]
-        config = Config.model_validate({"web": {"allow_hosts": ["127.0.0.1/32"], "max_urls": 50,
+        # every page is on 127.0.0.1: per_host_concurrency 8 lets max_pages, not politeness, decide
+        config = Config.model_validate({"web": {"allow_hosts": ["127.0.0.1/32"], "max_urls": 50, "per_host_concurrency": 8,
                                                 "fallback": ["local"]}}).with_home(Path(home))
 
-        print_second_call(console, config, spa, urls[0], max(args.rounds, 5))
+        if args.only == "second-call" or (args.only is None and not args.no_second_call):
+            print_second_call(console, config, spa, urls[0], max(args.rounds, 5))
         if args.only == "second-call":
             return
-        spa_times = per_page(config, [spa], args.rounds)
-        corpus = per_page(config, urls, args.rounds)
-        t1 = Table(title=f"Render + extract per page, median of {args.rounds} (same run; the browser launch once)")
-        for col in ("pages", "local ms", "browser ms", "browser / local", "local chars", "browser chars"):
+        spa_times = per_page(config, [spa], args.rounds, variants)
+        corpus = per_page(config, urls, args.rounds, variants)
+        t1 = Table(title=f"Render + extract per page, median of {args.rounds} (same run, before/after interleaved; "
+                         "the browser launch once)")
+        for col in ("pages", "local ms", "browser before ms", "browser after ms", "after / before", "after / local",
+                    "local chars", "browser chars"):
             t1.add_column(col, justify="right")
         for label, data in (("loopback SPA", spa_times), (f"{len(urls)} WCXB dev pages (median)", corpus)):
             lt = statistics.median(t for t, _ in data["local"]) * 1000
-            bt = statistics.median(t for t, _ in data["browser"]) * 1000
+            bb = statistics.median(t for t, _ in data["before"]) * 1000
+            ba = statistics.median(t for t, _ in data["after"]) * 1000
             lc = sum(c for _, c in data["local"]) // len(data["local"])
-            bc = sum(c for _, c in data["browser"]) // len(data["browser"])
-            t1.add_row(label, f"{lt:.1f}", f"{bt:.1f}", f"{bt / lt:.1f}×", f"{lc:,}", f"{bc:,}")
-        t1.add_row("browser launch", "", f"{corpus['launch'] * 1000:.0f}", "", "", "")
+            bc = sum(c for _, c in data["after"]) // len(data["after"])
+            t1.add_row(label, f"{lt:.1f}", f"{bb:.1f}", f"{ba:.1f}", f"{ba / bb:.2f}", f"{ba / lt:.1f}×", f"{lc:,}", f"{bc:,}")
+        t1.add_row("browser launch", "", "", f"{corpus['launch'] * 1000:.0f}", "", "", "", "")
         console.print(t1)
+        if args.only == "render":
+            return
 
         t2 = Table(title=f"{len(urls)} WCXB pages through web_extract (fresh), pages/s and Chromium memory")
         for col in ("backend", "max_pages", "wall s", "pages/s", "failed", "peak RSS MiB"):
             t2.add_column(col, justify="right")
+        t2.add_column("CPU s per page", justify="right")
+        t2.add_column("load (1 min)", justify="right")
         start = time.perf_counter()
         results = web_extract_sync(urls, config=config, backend="local", fresh=True)
         wall = time.perf_counter() - start
         t2.add_row("local", "(concurrency 8)", f"{wall:.2f}", f"{len(urls) / wall:.1f}",
-                   str(sum(not r.ok for r in results)), "")
+                   str(sum(not r.ok for r in results)), "", "", f"{os.getloadavg()[0]:.1f}")
         for max_pages in (1, 4, 8):
             config.web.browser.max_pages = max_pages
-            with PeakRSS() as rss:
-                start = time.perf_counter()
-                results = web_extract_sync(urls, config=config, backend="browser", fresh=True)
-                wall = time.perf_counter() - start
-            failed = [r.error.code for r in results if not r.ok]
-            t2.add_row("browser", str(max_pages), f"{wall:.2f}", f"{len(urls) / wall:.1f}",
-                       f"{len(failed)} {' '.join(sorted(set(failed)))}", f"{rss.peak / 2**20:.0f}")
+            for variant, methods in variants.items():
+                use(methods)
+                with PeakRSS() as rss:
+                    start = time.perf_counter()
+                    results = web_extract_sync(urls, config=config, backend="browser", fresh=True)
+                    wall = time.perf_counter() - start
+                failed = [r.error.code for r in results if not r.ok]
+                t2.add_row(f"browser {variant}", str(max_pages), f"{wall:.2f}", f"{len(urls) / wall:.2f}",
+                           f"{len(failed)} {' '.join(sorted(set(failed)))}", f"{rss.peak / 2**20:.0f}",
+                           f"{rss.cpu_s / len(urls):.2f}", f"{os.getloadavg()[0]:.1f}")
+        use(variants["after"])
         console.print(t2)
         console.print(f"Chromium idle after launch: {corpus['idle_rss'] / 2**20:.0f} MiB RSS (browser + children, "
                       f"shared pages counted per process); requests refused for leaving loopback: "

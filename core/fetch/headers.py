@@ -5,7 +5,8 @@
 belong to the connection or to webshelf's own safety machinery (``Host``, ``Content-Length``,
 ``Accept-Encoding`` — the bomb-safe decoder only handles what webshelf asks for — hop-by-hop and
 ``Proxy-*`` headers) cannot be set: an invalid request or a way around a rule is refused at load.
-The browser backend calls ``request_headers`` too, so both send the same.
+The browser backend sends the same ``Accept-Language`` on every request and ``web.headers`` on the
+page's own document requests (core/backends/browser/backend.py), with Chromium's User-Agent.
 """
 
 from __future__ import annotations

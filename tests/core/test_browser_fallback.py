@@ -63,6 +63,34 @@ def test_a_page_that_is_403_for_webshelfs_user_agent_is_read_by_the_browser(serv
     assert "HTTP 403, which looks like bot blocking" in r.notes[0]
 
 
+def test_a_page_that_times_out_for_the_local_backend_is_read_by_the_browser(server, config):
+    """A server that goes silent for webshelf's User-Agent (a tarpit for bots) and answers a
+    browser: the local backend's read times out (``web.read_timeout_s``: a lower bound, no
+    race), the chain goes on, the browser reads it, and the notes say why."""
+    import threading
+
+    need_browser()
+    done = threading.Event()
+
+    def tarpit(req):
+        if "webshelf" in req.headers.get("User-Agent", ""):
+            done.wait(30)  # silent until the test ends
+            return Response(b"late")
+        return Response(b"<html><body><h1>Patient reader</h1><p>" + b"Text the browser reads. " * 30 + b"</p></body></html>")
+
+    url = server.route("/fallback/tarpit", tarpit)
+    config.web.fallback = ["local", "browser"]
+    config.web.read_timeout_s = 1
+    config.web.max_retries = 0
+    try:
+        [r] = web_extract_sync([url], config=config)
+    finally:
+        done.set()
+    assert r.error is None and r.backend == "browser", r.error
+    assert "Patient reader" in r.content
+    assert "local backend skipped: timed out" in r.notes[0] and "trying browser" in r.notes[0]
+
+
 def test_without_the_browser_in_the_chain_the_shell_stays_empty_with_its_note(spa, config):
     config.web.fallback = ["local"]
     [r] = web_extract_sync([spa], config=config)
@@ -84,10 +112,14 @@ def test_an_error_that_is_not_bot_blocking_is_final(server, config):
 
 def test_a_hosted_backend_in_the_chain_never_receives_a_private_url(spa, config, monkeypatch):
     """Loopback URLs stay on this machine along the whole chain (core/backends/routing.py)."""
+    from tests.providers import FakeProvider
+
     config.web.fallback = ["local", "firecrawl"]
-    config.web.firecrawl.base_url = "http://127.0.0.1:9"  # would fail loudly if it were called
     monkeypatch.setenv("FIRECRAWL_API_KEY", "fc-test")
-    [r] = web_extract_sync([spa], config=config)
+    with FakeProvider("firecrawl", key="fc-test", pages={spa: "# leaked"}) as provider:  # a real provider on loopback
+        config.web.firecrawl.base_url = provider.base
+        [r] = web_extract_sync([spa], config=config)
+    assert provider.requests == []  # it counts every request: none
     assert r.backend == "local" and r.error is None
     assert "not sent to firecrawl" in r.notes[1] and "loopback" in r.notes[1]
     assert "no backend of web.fallback read more" in r.notes[1] and EMPTY_NOTE in r.notes

@@ -152,3 +152,37 @@ def test_the_proxy_alone_refuses_blocked_targets_and_pins_the_checked_address(ta
     assert len(blocked) == 2 and all("127.0.0.2" in b and "loopback" in b for b in blocked)
     assert ok.startswith(b"HTTP/1.1 200") and ok.endswith(b"secret")
     assert target.connections == 1
+
+
+def test_a_websocket_passes_the_policy_with_its_own_lookup(server, home, target):
+    """Only the WebSocket uses the name ws-evil.test (it resolves to the blocked 127.0.0.2): the
+    proxy's record of that name shows the socket went through the policy, and the target counts 0."""
+    body = f"""<html><body><h1 id=o>Sockets</h1><p>{'Text of the socket page. ' * 10}</p><script>
+var ws = new WebSocket('ws://ws-evil.test:{target.port}/ws');
+ws.onerror = function () {{ document.getElementById('o').textContent = 'Sockets: refused'; }};
+ws.onopen = function () {{ document.getElementById('o').textContent = 'Sockets: OPEN'; }};
+</script></body></html>""".encode()
+    url = server.route("/browser/ws", Response(body))
+    page, blocked = render(allow_only_127_0_0_1(home), url, names_to({"ws-evil.test": "127.0.0.2"}))
+    assert "Sockets: refused" in page.markdown and "OPEN" not in page.markdown
+    assert target.connections == 0
+    assert any("ws-evil.test" in b and "127.0.0.2" in b for b in blocked), blocked
+
+
+def test_service_workers_never_run(server, home, target):
+    """A page that registers a service worker (which would fetch the blocked target from outside
+    the page): the worker script is never even requested, so no worker runs, and the target
+    counts 0. (Playwright's ``service_workers="block"`` lets ``register()`` resolve — a page
+    cannot tell — but Chromium never fetches the script.)"""
+    worker = f"fetch('{target.base}/from-worker');".encode()
+    server.route("/browser/sw.js", Response(worker, headers={"Content-Type": "application/javascript"}))
+    body = b"""<html><body><h1 id=o>Workers</h1><p>""" + b"Text of the worker page. " * 10 + b"""</p><script>
+navigator.serviceWorker.register('/browser/sw.js').then(
+  function () { document.getElementById('o').textContent = 'Workers: asked'; },
+  function (e) { document.getElementById('o').textContent = 'Workers: asked, ' + e.name; });
+</script></body></html>"""
+    url = server.route("/browser/sw", Response(body))
+    page, _ = render(allow_only_127_0_0_1(home), url)
+    assert "Workers: asked" in page.markdown  # the script ran and asked
+    assert server.hits.get("/browser/sw") == 1 and "/browser/sw.js" not in server.hits
+    assert target.connections == 0

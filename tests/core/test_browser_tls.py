@@ -17,7 +17,7 @@ from tests.loopback import LoopbackServer, Response
 from webshelf.core.backends.browser import service as browser_service
 from webshelf.core.backends.browser.backend import BrowserBackend
 from webshelf.core.config import Config
-from webshelf.errors import BackendError
+from webshelf.errors import BackendError, WebshelfError
 
 pytest.importorskip("trustme", reason="trustme makes the test CA (pip install 'webshelf[test]')")
 from tests.tlsserver import TLS_NAME, TestCA  # noqa: E402
@@ -130,7 +130,7 @@ def test_a_certificate_error_is_one_whatever_the_port_or_chromium_s_own_probes()
     from types import SimpleNamespace
 
     url = "https://shelf-tls.test:40363/tls/other"
-    proxy = SimpleNamespace(blocked=["connectivitycheck.gstatic.com:80: cannot resolve"], over_cap=False)
+    proxy = SimpleNamespace(blocked=["connectivitycheck.gstatic.com:80: cannot resolve"], proxy_failed=[], over_cap=False)
     browser = SimpleNamespace(is_connected=lambda: True)
     error = BrowserBackend._goto_error(SimpleNamespace(), url, Exception(f"net::ERR_CERT_AUTHORITY_INVALID at {url}"),
                                        proxy, browser)
@@ -138,3 +138,36 @@ def test_a_certificate_error_is_one_whatever_the_port_or_chromium_s_own_probes()
     refused = BrowserBackend._goto_error(SimpleNamespace(), url, Exception(f"net::ERR_TUNNEL_CONNECTION_FAILED at {url}"),
                                          proxy, browser)
     assert type(refused).__name__ == "BlockedURLError"
+
+
+@pytest.mark.parametrize("scheme", ["http", "socks5"])
+def test_wrong_proxy_credentials_in_the_browser_never_show_them(home, server, caplog, monkeypatch, scheme):
+    """The browser's upstream proxy refuses the credentials (a real loopback proxy): the error
+    and the refusal the proxy recorded name the proxy as scheme://***@host:port, and neither
+    they, the log (DEBUG) nor the config's repr hold the password from ``${ENV}``."""
+    import logging
+
+    from tests.proxyserver import ForwardProxy
+    from webshelf.core.config import parse_config
+
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("PROXY_PW", "wrong-pa55")
+    url = server.route("/tls/creds", Response(PAGE))
+    with ForwardProxy(auth=("alice", "right")) as proxy:
+        config = parse_config({"web": {"allow_hosts": ["127.0.0.1/32"],
+                                       "proxy": f"{scheme}://alice:${{PROXY_PW}}@127.0.0.2:{proxy.port}"}},
+                              home / "c.yaml").with_home(home)
+
+        async def go():
+            async with BrowserBackend(config, resolver=resolver) as backend:
+                try:
+                    return await backend.fetch(url), backend.blocked
+                except WebshelfError as exc:
+                    return exc, backend.blocked
+        result, blocked = run(go())
+    assert isinstance(result, WebshelfError) and result.code == "proxy_failed", result  # as for the local backend
+    shown = f"{scheme}://***@127.0.0.2:{proxy.port}"
+    assert shown in result.message and "credentials" in result.message
+    assert any(shown in b for b in blocked[url]), blocked
+    for text in (result.message, *blocked[url], caplog.text, repr(config)):
+        assert "wrong-pa55" not in text

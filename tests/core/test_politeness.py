@@ -16,7 +16,7 @@ import pytest
 
 from webshelf.core.config import Config
 from webshelf.core.extract import web_extract_sync
-from webshelf.core.fetch import robots
+from webshelf.core.fetch import politeness, robots
 from tests.loopback import LoopbackServer, Response
 
 PAGE = b"<html><body><main><h1>Polite</h1>" + b"<p>some words. </p>" * 30 + b"</main></body></html>"
@@ -81,15 +81,29 @@ def test_calls_in_one_process_share_the_limit(home):
     assert len(counter.starts) == 6 and counter.most == 1
 
 
-def test_per_host_delay_spaces_request_starts(home):
-    """Not a benchmark: starts are booked 150 ms apart; half of it is allowed for the arrival jitter of one request."""
+def test_per_host_delay_spaces_request_starts(home, monkeypatch):
+    """Not a benchmark, and immune to load: start k (0-based) is booked at least k delays after
+    the first booking, and a request can only reach the server after its booked start — so the
+    k-th request the server sees arrived at least k × 150 ms after the first booking, however
+    late any request is (lower bounds only; the server runs in this process). Without the delay
+    all five arrive within milliseconds of the first booking."""
     counter = Counting(hold=0.0)
+    delay_s = 0.150
+    booked: list[float] = []
+    reserve = politeness.HostSlots._reserve_start
+
+    def recorded(self, key):  # noqa: ANN001, ANN202
+        booked.append(time.monotonic())  # before the booking: a lower bound of its start time
+        return reserve(self, key)
+    monkeypatch.setattr(politeness.HostSlots, "_reserve_start", recorded)
     with LoopbackServer() as srv:
-        urls = [srv.route(f"/polite/d{i}", counter) for i in range(4)]
+        urls = [srv.route(f"/polite/d{i}", counter) for i in range(5)]
         results = web_extract_sync(urls, config=cfg(home, per_host_delay_ms=150, per_host_concurrency=4))
     assert all(r.error is None for r in results)
-    starts = sorted(counter.starts)
-    assert all(b - a >= 0.075 for a, b in zip(starts, starts[1:])), starts
+    assert len(booked) == 5 and len(counter.starts) == 5
+    after = [start - min(booked) for start in sorted(counter.starts)]
+    slack = 0.005  # the booking reads the wall clock, the server the monotonic one: rounding, not jitter
+    assert all(t >= k * delay_s - slack for k, t in enumerate(after)), after
 
 
 @pytest.fixture
@@ -231,3 +245,22 @@ def test_slots_this_process_holds_are_skipped_but_the_flock_still_decides(tmp_pa
     for fd in (fds[0], fds[1], fds[3], again):
         a._release(key, fd)
     assert sorted(p.name for p in (tmp_path / "hosts").iterdir()) == [f"{key}.{i}.slot" for i in range(4)]
+
+
+def test_robots_txt_is_cached_per_origin_within_cache_max_age(home, site, monkeypatch):
+    """Across calls: read once while ``cache.max_age`` has not passed, read again once it has
+    (robots.py's clock moved forward instead of waiting)."""
+    import types
+
+    site.route("/robots.txt", Response(b"User-agent: *\nDisallow: /private/\n", headers={"Content-Type": "text/plain"}))
+    urls = [site.route("/public/c1", Response(PAGE)), site.route("/public/c2", Response(PAGE))]
+    config = cfg(home, robots_txt="obey")
+    config.cache.max_age = 3600
+    for url in urls:  # two calls within max_age: one robots.txt request
+        [result] = web_extract_sync([url], config=config, fresh=True)
+        assert result.error is None
+    assert site.hits["/robots.txt"] == 1
+    real = robots.time.monotonic
+    monkeypatch.setattr(robots, "time", types.SimpleNamespace(monotonic=lambda: real() + 3601))
+    [result] = web_extract_sync([urls[0]], config=config, fresh=True)
+    assert result.error is None and site.hits["/robots.txt"] == 2  # older than max_age: read again

@@ -10,12 +10,15 @@ included, passes the address policy; the bytes it lets through are capped at ``w
 serialised DOM goes through the same HTML→Markdown path as the local backend
 (core/convert/by_type.py), so cleaning, truncate-and-store and the outline are identical.
 
-Images, media and fonts are not fetched (the text never depends on them). A route handler in the
-context is the second layer: a request whose URL the DNS-free policy
-refuses (``file://``, ``chrome://``, a loopback literal, a reserved name) is aborted before it
-reaches the proxy. At most ``web.browser.max_pages`` pages render at once in the shared browser, across
+Images, media and fonts are not fetched (the text never depends on them). Chromium pauses them and
+every document request (CDP ``Fetch`` by resource type, ``_second_layer``): the second layer, a
+document URL the DNS-free policy refuses (``file://``, ``chrome://``, a loopback literal, a
+reserved name) is failed before it reaches the proxy. Scripts, styles and fetch/XHR are not
+paused (each pause cost a round trip through Playwright; the proxy checks them all). At most ``web.browser.max_pages`` pages render at once in the shared browser, across
 every call of the process (service.py); one deadline, ``web.timeout_s``, covers a page from its
-context to its DOM.
+context to its DOM. Polite like the local backend: the page holds its host's slot
+(``web.per_host_concurrency``, ``web.per_host_delay_ms``; core/fetch/politeness.py) for the whole
+render, and ``web.robots_txt: obey`` checks its URL first (robots.txt read by a LocalBackend).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import asyncio
 import contextlib
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from webshelf.core.backends.base import Backend
 from webshelf.core.backends.fallback import count_scripts
@@ -36,15 +40,25 @@ from webshelf.core.fetch.body import too_large
 from webshelf.core.fetch.checked import CheckedURL
 from webshelf.core.fetch.guarded_connect import Resolver
 from webshelf.core.fetch.netpolicy import check_url, redact
+from webshelf.core.fetch.headers import accept_language
+from webshelf.core.fetch.politeness import host_slots
 from webshelf.core.fetch.proxy import proxy_chooser
+from webshelf.core.fetch.robots import check_robots
 from webshelf.core.fetch.tls import HOW as TLS_HOW
 from webshelf.core.models import Page
-from webshelf.errors import (BackendError, BlockedURLError, FetchTimeoutError, HTTPStatusError,
-                             UnsupportedContentError)
+from webshelf.errors import (BackendError, BlockedURLError, FetchTimeoutError, HTTPStatusError, InvalidURLError,
+                             ProxyError, UnsupportedContentError)
 
 
 # Sub-resources a page's text never depends on: not fetched at all (scripts, styles, XHR are).
-SKIPPED_TYPES = {"image", "media", "font"}
+# As CDP spells them; "Other" is mostly the favicon.
+SKIPPED_TYPES = {"Image", "Media", "Font", "Other"}
+# What Chromium pauses for the second layer (CDP Fetch, resource types as CDP spells them): the
+# skipped types, to fail them, and documents (the page, its frames, every redirect hop of them),
+# to check them. Scripts, styles, fetch/XHR are not paused: a pause is a round trip through
+# Playwright's driver and this thread, and a page's chain of scripts paid it request after
+# request (bench/browser.py); the policy proxy checks each of them anyway, with DNS.
+PAUSED_TYPES = (*sorted(SKIPPED_TYPES), "Document")
 
 
 class BrowserBackend(Backend):
@@ -58,6 +72,8 @@ class BrowserBackend(Backend):
         self._key = launch_key(config, self.executable, self.policy)  # a bad web.ca_bundle fails here
         self._service: BrowserService | None = None
         self._upstream = proxy_chooser(config, self.name)  # web.proxy…: the policy proxy connects through it
+        self._host_slots = host_slots(config)  # web.per_host_concurrency / _delay_ms, shared with the local backend
+        self._robots_reader: Any = None  # a LocalBackend, made when web.robots_txt: obey needs a robots.txt
         self.blocked: dict[str, list[str]] = {}  # url → requests the proxy refused (tests, notes)
 
     def _use_service(self) -> BrowserService:
@@ -83,6 +99,9 @@ class BrowserBackend(Backend):
 
     async def aclose(self) -> None:
         """Release the shared browser (closed by the service after ``web.browser.idle_s`` unused)."""
+        if self._robots_reader is not None:
+            reader, self._robots_reader = self._robots_reader, None
+            await reader.aclose()
         if self._service is not None:
             service, self._service = self._service, None
             release(service)
@@ -93,20 +112,36 @@ class BrowserBackend(Backend):
         if checked.is_file:
             raise BlockedURLError(f"{redact(checked.url)}: the browser backend never opens file:// URLs; "
                                   "the local backend reads them (web.allow_file_urls, web.file_dirs)", url=checked.url)
+        if self.config.web.robots_txt == "obey":
+            await self._obey_robots(checked.url)
         service = self._use_service()
-        # The page's policy proxy runs on this call's loop (its resolver, its byte count); Chromium
+        # Polite like the local backend: the page's host slot (and delay) for the whole render, so a
+        # browser never adds its own requests at once to a host's web.per_host_concurrency. The
+        # page's policy proxy runs on this call's loop (its resolver, its byte count); Chromium
         # and every Playwright call run on the service's loop.
-        proxy = await PolicyProxy(self.policy, resolver=self.resolver, max_bytes=self.config.web.max_bytes,
-                                  upstream=self._upstream).start()
-        try:
-            html, final_url, status, ctype = await service.run(self._render_job(service, checked.url, proxy))
-        finally:
-            self.blocked[checked.url] = list(proxy.blocked)
-            await proxy.close()
+        async with self._host_slots.slot(checked.url):
+            proxy = await PolicyProxy(self.policy, resolver=self.resolver, max_bytes=self.config.web.max_bytes,
+                                      upstream=self._upstream).start()
+            try:
+                html, final_url, status, ctype = await service.run(self._render_job(service, checked.url, proxy))
+            finally:
+                self.blocked[checked.url] = list(proxy.blocked)
+                await proxy.close()
         converted = await asyncio.to_thread(to_markdown, html, ctype, final_url,
                                             max_pdf_pages=self.config.web.max_pdf_pages)
         return Page(url=checked.url, final_url=final_url, markdown=converted.markdown, title=converted.title,
                     content_type=converted.content_type, status=status, scripts=count_scripts(html, converted))
+
+    async def _obey_robots(self, url: str) -> None:
+        """``web.robots_txt: obey`` for the page URL: its robots.txt is read by the local backend's
+        guarded fetch (the same policy, caps, host slots and cache per origin, core/fetch/robots.py)."""
+        from webshelf.core.backends.local import LocalBackend
+
+        if self._robots_reader is None:
+            self._robots_reader = LocalBackend(self.config)
+        web = self.config.web
+        await check_robots(url, user_agent=web.user_agent, max_age_s=self.config.cache.max_age,
+                           fetch=self._robots_reader._robots_body)
 
     async def _render_job(self, service: BrowserService, url: str, proxy: PolicyProxy) -> tuple[bytes, str, int, str]:
         """On the service's loop: one of ``max_pages`` slots (shared by every call), then the render
@@ -156,9 +191,10 @@ class BrowserBackend(Backend):
             context = await browser.new_context(
                 proxy={"server": proxy.url, "bypass": "<-loopback>"}, service_workers="block",
                 accept_downloads=False, permissions=[], java_script_enabled=True, ignore_https_errors=False,
-                user_agent=self.settings.user_agent or _chrome_user_agent(browser.version))
-            await context.route("**/*", self._second_layer)
+                user_agent=self.settings.user_agent or _chrome_user_agent(browser.version),
+                **_page_headers(web))
             page = await context.new_page()
+            await self._second_layer(context, page, proxy)
             page.on("dialog", lambda dialog: asyncio.ensure_future(_quietly(dialog.dismiss())))
             try:
                 response = await page.goto(url, wait_until="load")
@@ -173,6 +209,8 @@ class BrowserBackend(Backend):
             status = response.status
             headers = await response.all_headers()
             ctype = headers.get("content-type", "text/html")
+            if BLOCKED_HEADER.lower() in headers and (failed := _proxy_failed(final_url, proxy)):
+                raise failed
             if BLOCKED_HEADER.lower() in headers and proxy.blocked:  # the proxy refused the page (a redirect hop, DNS)
                 raise BlockedURLError(f"{shown}: refused: {proxy.blocked[0]}", url=url)
             if status >= 400:
@@ -204,6 +242,8 @@ class BrowserBackend(Backend):
         if "Download is starting" in code or "ERR_ABORTED" in code and not proxy.blocked:
             return UnsupportedContentError(f"{shown}: the browser was offered a download, and downloads are refused; "
                                            "the local backend reads PDFs and text (backend='local')", url=url)
+        if failed := _proxy_failed(url, proxy):
+            return failed
         if proxy.blocked and ("ERR_TUNNEL_CONNECTION_FAILED" in code or "ERR_BLOCKED" in code
                               or "ERR_FAILED" in code or "ERR_PROXY" in code or "403" in code):
             return BlockedURLError(f"{shown}: refused: {proxy.blocked[0]}", url=url)
@@ -217,18 +257,59 @@ class BrowserBackend(Backend):
                                 "browser is restarted for the next one)", url=url, backend="browser")
         return BackendError(f"{shown}: the browser could not load the page: {text}", url=url, backend="browser")
 
-    async def _second_layer(self, route: Any) -> None:
-        """Abort what the DNS-free policy refuses before it reaches the proxy (defence in depth)."""
-        request_url = route.request.url
-        if route.request.resource_type in SKIPPED_TYPES:  # the text needs none of them: less time, memory, bytes
-            return await route.abort("blockedbyclient")
-        if request_url.startswith(("data:", "blob:", "about:")):
-            return await route.continue_()
-        try:
-            check_url(request_url, self.policy, first_hop=False)
-        except BlockedURLError:
-            return await route.abort("blockedbyclient")
-        await route.continue_()
+    async def _second_layer(self, context: Any, page: Any, proxy: PolicyProxy) -> None:
+        """Before the page loads: Chromium pauses images, media, fonts, favicons (failed: the text
+        needs none of them — less time, memory, bytes) and documents — the page, its frames and
+        every redirect hop — whose URL must pass the DNS-free policy (defence in depth: the proxy
+        checks them again, with DNS). A refused document is recorded with the proxy's refusals."""
+        session = await context.new_cdp_session(page)
+        own_headers = dict(self.config.web.headers)
+        main_frame = (await session.send("Page.getFrameTree"))["frameTree"]["frame"]["id"] if own_headers else None
+
+        async def decide(event: dict) -> None:
+            request_id, request_url = event["requestId"], event["request"]["url"]
+            allowed = event.get("resourceType") == "Document"
+            if allowed and not request_url.startswith(("data:", "blob:", "about:")):
+                try:
+                    check_url(request_url, self.policy, first_hop=False)
+                except (BlockedURLError, InvalidURLError) as exc:
+                    allowed = False
+                    proxy.blocked.append(exc.message.replace(": refused: ", ": ", 1))
+            with contextlib.suppress(Exception):  # the page may be closing
+                if allowed and own_headers and event.get("frameId") == main_frame:
+                    # web.headers on the page's own navigation and its redirect hops only — as the
+                    # local backend sends them — never on frames or the scripts' requests to other hosts
+                    headers = {**event["request"].get("headers", {}), **own_headers}
+                    await session.send("Fetch.continueRequest", {"requestId": request_id, "headers": [
+                        {"name": k, "value": v} for k, v in headers.items()]})
+                elif allowed:
+                    await session.send("Fetch.continueRequest", {"requestId": request_id})
+                else:
+                    await session.send("Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"})
+
+        session.on("Fetch.requestPaused", lambda event: asyncio.ensure_future(decide(event)))
+        await session.send("Fetch.enable", {"patterns": [{"urlPattern": "*", "resourceType": kind, "requestStage": "Request"}
+                                                         for kind in PAUSED_TYPES]})
+
+
+def _page_headers(web: Any) -> dict[str, Any]:
+    """``Accept-Language`` from ``web.languages`` on every request of a context (core/fetch/headers.py,
+    as the local backend sends it); ``web.headers`` go on the page's own document requests only
+    (``_second_layer``). Not ``web.user_agent``: the browser is Chromium (``web.browser.user_agent``),
+    so pages that refuse webshelf's name read. No ``locale``: Playwright's would replace the header."""
+    language = accept_language(list(web.languages))
+    return {"extra_http_headers": {"Accept-Language": language}} if language else {}
+
+
+def _proxy_failed(url: str, proxy: PolicyProxy) -> ProxyError | None:
+    """``proxy_failed`` when the upstream proxy (web.proxy), not the policy, failed this page's
+    host: wrong credentials, unreachable — the local backend's error for the same cause."""
+    parts = urlsplit(url)
+    where = f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}: "
+    for why in proxy.proxy_failed:
+        if why.startswith(where):
+            return ProxyError(f"{redact(url)}: {why.removeprefix(where)}; check web.proxy", url=url)
+    return None
 
 
 def _chrome_user_agent(version: str) -> str:

@@ -60,6 +60,7 @@ class PolicyProxy:
         self.max_bytes = max_bytes
         self.connect_timeout_s = connect_timeout_s
         self.blocked: list[str] = []  # "host:port: why", in order
+        self.proxy_failed: list[str] = []  # those of them the upstream proxy (web.proxy) failed: not a policy refusal
         self.received = 0  # bytes sent back to the browser
         self.over_cap = False
         self._server: asyncio.AbstractServer | None = None
@@ -153,8 +154,9 @@ class PolicyProxy:
             try:
                 return await asyncio.wait_for(tunnel(via, host, port), self.connect_timeout_s)
             except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
-                self.blocked.append(f"{host}:{port}: the proxy {via.shown} (web.proxy) did not connect: "
-                                    f"{exc or type(exc).__name__}")
+                why = f"{host}:{port}: the proxy {via.shown} (web.proxy) did not connect: {exc or type(exc).__name__}"
+                self.blocked.append(why)
+                self.proxy_failed.append(why)
                 return None
         for address in addresses:  # never the name: the checked address
             with contextlib.suppress(OSError, asyncio.TimeoutError):
