@@ -105,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int)
     ap.add_argument("--cprofile", type=int, metavar="N")
     ap.add_argument("--cold", action="store_true")
+    ap.add_argument("--sort", default="tottime", help="cProfile order: tottime or cumulative")
     args = ap.parse_args(argv)
     docs = pages(args.limit)
     serve(docs[0][1], docs[0][2])  # imports, model load
@@ -116,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                 css_hidden.clear_memo()
             serve(body, url)
         profile.disable()
-        pstats.Stats(profile).sort_stats("tottime").print_stats(args.cprofile)
+        pstats.Stats(profile).sort_stats(args.sort).print_stats(args.cprofile)
         return 0
     for label, _, module, attr in STAGES:
         setattr(module, attr, _wrap(label, getattr(module, attr)))
