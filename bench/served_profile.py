@@ -6,7 +6,9 @@ chain, wrapped in this process with a timer at the name its caller looks it up b
 changed in the code measured); a stage's time includes its sub-stages, which are listed below
 it, indented. "rest" of a stage is its time not covered by its listed sub-stages (e.g. the
 fragment's serialisation in ``html_to_markdown``). Per stage: the total over all pages as a
-share of the whole served time, and the mean and median ms per page.
+share of the whole served time, the mean and median ms per page, and the mean over the pages of
+median cost (40th-60th percentile of the served total: what the median that issue 14 compares
+is made of).
 
     nice -n 10 .venv/bin/python bench/served_profile.py [--limit N] [--cprofile 30]
 
@@ -139,13 +141,16 @@ def main(argv: list[str] | None = None) -> int:
     for corpus, cols in per_page.items():
         whole = sum(cols["served total"])
         print(f"\n{corpus}: {len(cols['served total'])} pages, sheet memo {'cold' if args.cold else 'warm (as served)'}")
-        print("| stage | share of served time | mean ms/page | median ms/page |")
-        print("|---|---:|---:|---:|")
+        print("| stage | share of served time | mean ms/page | median ms/page | mean ms, pages of median cost |")
+        print("|---|---:|---:|---:|---:|")
+        # the pages between the 40th and 60th percentile of the served total: what a median page spends
+        order = sorted(range(len(cols["served total"])), key=cols["served total"].__getitem__)
+        band = order[int(0.4 * len(order)):max(int(0.6 * len(order)), int(0.4 * len(order)) + 1)]
 
         def row(label: str, values: list[float], indent: int) -> None:
             name = "&nbsp;&nbsp;" * indent + label
             print(f"| {name} | {100 * sum(values) / whole:.1f}% | {statistics.fmean(values):.2f} | "
-                  f"{statistics.median(values):.2f} |")
+                  f"{statistics.median(values):.2f} | {statistics.fmean(values[i] for i in band):.2f} |")
 
         row("served total", cols["served total"], 0)
 
