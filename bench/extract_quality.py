@@ -256,27 +256,6 @@ def _webshelf(tuning: dict | None = None) -> Callable[[str, str | None], str]:
     return run
 
 
-BEFORE_PREFIX = "webshelf served, code at "
-
-
-def _webshelf_at(rev: str) -> Callable[[bytes, str | None], str]:
-    """The served conversion of the whole package at commit ``rev`` (bench/old_code.py
-    ``old_package``: loaded from git as ``webshelf_before``), for before/after timing of speed
-    work in one run (``--before REV``)."""
-    import importlib
-
-    from old_code import old_package
-
-    name = old_package(rev, Path(tempfile.mkdtemp(prefix="served-before-")))
-    to_markdown = importlib.import_module(f"{name}.core.convert.by_type").to_markdown
-
-    def run(body: bytes, url: str | None) -> str:
-        return to_markdown(body, "text/html; charset=utf-8", url or "").markdown
-
-    run.wants_bytes = True
-    return run
-
-
 def _converter_alone() -> Callable[[str, str | None], str]:
     """html_to_markdown alone, without hidden-content removal and the pre-check: not what users
     get, kept to show what the served path adds."""
@@ -357,6 +336,27 @@ def _flat(model: Path) -> Path:
 
 
 # ---------------------------------------------------------------- one worker = one candidate
+
+
+BEFORE_PREFIX = "webshelf served, code at "
+
+
+def _webshelf_at(rev: str) -> Callable[[bytes, str | None], str]:
+    """The served conversion of the whole package at commit ``rev`` (bench/old_code.py
+    ``old_package``: loaded from git as ``webshelf_before``), for before/after timing of speed
+    work in one run (``--before REV``)."""
+    import importlib
+
+    from old_code import old_package
+
+    name = old_package(rev, Path(tempfile.mkdtemp(prefix="served-before-")))
+    to_markdown = importlib.import_module(f"{name}.core.convert.by_type").to_markdown
+
+    def run(body: bytes, url: str | None) -> str:
+        return to_markdown(body, "text/html; charset=utf-8", url or "").markdown
+
+    run.wants_bytes = True
+    return run
 
 
 def score(out: str, page: dict, check_fences: bool) -> dict:
