@@ -119,4 +119,3 @@ def test_shown_on_some_screens_is_not_hidden(css, body, kept):
     out = drop_hidden(f"<style>{css}</style>{body}<p>visible</p>")
     text = body.split(">", 1)[1].split("<", 1)[0]
     assert (text in out) is kept
-
