@@ -10,7 +10,10 @@ Rows (per page: the median of ``--rounds`` runs; then the mean and the median ov
 - the HTML conversion of ``by_type`` (decode, pre-check, hidden removal, main content,
   html-to-markdown): before = the old ``drop_hidden`` string pass + ``html_to_markdown`` of its
   output (two parses), after = today's single-parse path; and trafilatura on the same page
-  (issue 14: our median ≤ 1/4 of trafilatura's).
+  (issue 14: our median ≤ 1/4 of trafilatura's);
+- the served path of the whole package at ``--served-before`` (default ``main``; loaded from git
+  as ``webshelf_before`` by bench/old_code.py ``old_package``), cold memo, next to today's: the
+  speed work's before/after in one run.
 
 Variants run interleaved page by page, so machine load falls on all of them alike. Run with
 ``nice -n 10 .venv/bin/python bench/convert_cost.py [--pages N] [--rounds R] [--before REV]``.
@@ -19,8 +22,10 @@ Variants run interleaved page by page, so machine load falls on all of them alik
 from __future__ import annotations
 
 import argparse
+import importlib
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,7 +40,7 @@ from webshelf.core.convert.bounds import Bounds  # noqa: E402
 from webshelf.core.convert.by_type import decode, to_markdown  # noqa: E402
 from webshelf.core.convert.html_hidden import drop_hidden  # noqa: E402
 from webshelf.core.convert.html_markdown import html_to_markdown  # noqa: E402
-from old_code import old_module  # noqa: E402
+from old_code import old_module, old_package  # noqa: E402
 from webshelf.core.convert.html_precheck import precheck_html  # noqa: E402
 
 BEFORE = "26fc91d"  # main before issue 15's conversion work (two parses, unmemoised sheets)
@@ -70,8 +75,15 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--before", default=BEFORE)
     ap.add_argument("--no-trafilatura", action="store_true")
+    ap.add_argument("--served-before", default="main", help="a commit whose whole served path is timed too ('' = none)")
     args = ap.parse_args()
     before = old_drop_hidden(args.before)
+    served_before = old_css = None
+    if args.served_before:
+        name = old_package(args.served_before, Path(tempfile.mkdtemp(prefix="served-before-")))
+        served_before = importlib.import_module(f"{name}.core.convert.by_type").to_markdown
+        old_css = importlib.import_module(f"{name}.core.convert.css_hidden")
+        old_bounds = importlib.import_module(f"{name}.core.convert.bounds").Bounds()
     try:
         import trafilatura
     except ImportError:
@@ -82,7 +94,7 @@ def main() -> None:
     ids = ids[:args.pages] if args.pages else ids
     bounds = Bounds()
     cols: dict[str, list[float]] = {k: [] for k in ("parse", "hidden_before", "hidden_cold", "hidden_warm",
-                                                     "convert_before", "convert_after", "trafilatura")}
+                                                     "convert_before", "served_before", "convert_after", "trafilatura")}
     for fid in ids:
         body = corpus.wcxb_html(fid)
         if body is None:
@@ -103,6 +115,12 @@ def main() -> None:
         drop_hidden(html)  # the site's sheets seen once
         cols["hidden_warm"].append(_ms(lambda: drop_hidden(html), args.rounds))
         cols["convert_before"].append(_ms(convert_before, args.rounds))
+        if served_before is not None:
+            def served_old(body=body, url=url):  # noqa: ANN001, ANN202
+                old_css.clear_memo()
+                return served_before(body, "text/html; charset=utf-8", url, bounds=old_bounds)
+
+            cols["served_before"].append(_ms(served_old, args.rounds))
         cols["convert_after"].append(_ms(_cold(convert_after), args.rounds))
         if trafilatura is not None:
             cols["trafilatura"].append(_ms(lambda: trafilatura.extract(html, url=url), args.rounds))
@@ -114,6 +132,7 @@ def main() -> None:
     labels = {"parse": "lexbor parse (baseline)", "hidden_before": f"drop_hidden before ({args.before})",
               "hidden_cold": "drop_hidden after, cold memo (new site)", "hidden_warm": "drop_hidden after, warm memo (site seen)",
               "convert_before": "HTML conversion before (drop_hidden string pass + html_to_markdown: 2 parses)",
+              "served_before": f"served path at {args.served_before} (whole package from git, cold memo)",
               "convert_after": "HTML conversion after (one parse, cold memo)", "trafilatura": "trafilatura.extract (same pages)"}
     for key, label in labels.items():
         values = cols[key]
@@ -125,6 +144,10 @@ def main() -> None:
     if cols["trafilatura"]:
         ratio = statistics.median(cols["convert_after"]) / statistics.median(cols["trafilatura"])
         print(f"\nmedian conversion / median trafilatura: {ratio:.3f} (goal ≤ 0.25)")
+        if cols["served_before"]:
+            ratio = statistics.median(cols["served_before"]) / statistics.median(cols["trafilatura"])
+            print(f"the same at {args.served_before}: {ratio:.3f}; after / before (medians): "
+                  f"{statistics.median(cols['convert_after']) / statistics.median(cols['served_before']):.3f}")
 
 
 if __name__ == "__main__":

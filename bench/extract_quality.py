@@ -32,6 +32,8 @@ What it does:
 - webshelf is measured as served: ``by_type.to_markdown`` on the page's bytes, hidden-content
   removal included (``_webshelf``); "converter alone" is html_to_markdown without it, for
   comparison only;
+- ``--before REV``: the served path of the whole package at commit REV as one more candidate
+  (before/after of speed work in one run; its quality columns show the output is unchanged);
 - median and p95 ms per page (only the extraction call is timed) and peak RSS, each candidate in
   its own worker process that streams the pages one at a time (a "read only" worker gives the
   floor: Python + page reading);
@@ -360,6 +362,27 @@ def _flat(model: Path) -> Path:
 # ---------------------------------------------------------------- one worker = one candidate
 
 
+BEFORE_PREFIX = "webshelf served, code at "
+
+
+def _webshelf_at(rev: str) -> Callable[[bytes, str | None], str]:
+    """The served conversion of the whole package at commit ``rev`` (bench/old_code.py
+    ``old_package``: loaded from git as ``webshelf_before``), for before/after timing of speed
+    work in one run (``--before REV``)."""
+    import importlib
+
+    from old_code import old_package
+
+    name = old_package(rev, Path(tempfile.mkdtemp(prefix="served-before-")))
+    to_markdown = importlib.import_module(f"{name}.core.convert.by_type").to_markdown
+
+    def run(body: bytes, url: str | None) -> str:
+        return to_markdown(body, "text/html; charset=utf-8", url or "").markdown
+
+    run.wants_bytes = True
+    return run
+
+
 def score(out: str, page: dict, check_fences: bool) -> dict:
     plain = strip_markdown(out)
     p, r, f1 = word_prf(plain, page["main"])
@@ -373,8 +396,12 @@ def score(out: str, page: dict, check_fences: bool) -> dict:
 
 
 def run_worker(name: str, corpus: str, descs: list[dict], tuning: dict | None) -> dict:
-    factory = {**CANDIDATES, **EXTRA_CANDIDATES}[name]
-    run = factory(tuning) if name == OURS else factory()
+    if name.startswith(BEFORE_PREFIX):
+        sys.path.insert(0, str(ROOT / "bench"))
+        run = _webshelf_at(name[len(BEFORE_PREFIX):])
+    else:
+        factory = {**CANDIDATES, **EXTRA_CANDIDATES}[name]
+        run = factory(tuning) if name == OURS else factory()
     rows = []
     wants_bytes = getattr(run, "wants_bytes", False)
     for i, desc in enumerate(descs):
@@ -493,7 +520,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N pages of each corpus")
     parser.add_argument("--types", help="comma-separated wcxb page types, e.g. article,forum")
     parser.add_argument("--all", action="store_true", help="also run the other candidates tried")
-    parser.add_argument("--only", help="comma-separated candidate names (substring match)")
+    parser.add_argument("--only", help="comma-separated candidate names (substring match; =NAME: exactly NAME)")
+    parser.add_argument("--before", metavar="REV",
+                        help="also time the served path of the whole package at REV (e.g. main), in the same run")
     parser.add_argument("--no-cv", action="store_true", help="skip the cross-validated classifier row")
     parser.add_argument("--retrain", action="store_true",
                         help="re-run bench/train_blocks.py (dataset, fold models, shipped model) first")
@@ -523,7 +552,9 @@ def main(argv: list[str] | None = None) -> int:
     names = list(CANDIDATES) + (list(EXTRA_CANDIDATES) if args.all else [])
     if args.only:
         keys = [k.strip() for k in args.only.split(",")]
-        names = [n for n in names if any(k in n for k in keys)]
+        names = [n for n in names if any(n == k[1:] if k.startswith("=") else k in n for k in keys)]
+    if args.before:
+        names.insert(1 if names and names[0] == OURS else 0, BEFORE_PREFIX + args.before)
 
     dump: dict = {"folds": {d["id"]: d["fold"] for d in corpora["wcxb"]}}
     results: dict[str, dict] = {c: {} for c in corpora}

@@ -28,3 +28,29 @@ def old_module(name: str, rev: str, path: str, replace: dict[str, str]) -> types
     sys.modules[name] = module
     exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 — our own code at an older commit
     return module
+
+
+def old_package(rev: str, into: Path, name: str = "webshelf_before") -> str:
+    """The whole package at ``rev`` importable as ``name`` (``import webshelf_before.core.convert.by_type``)
+    next to today's ``webshelf`` in one process, so a benchmark can interleave old and new page by
+    page: ``git archive`` of the rooms, laid out as pyproject's package-dir does, every
+    ``webshelf.``/``from webshelf import`` in its sources renamed, and ``into`` put first on
+    ``sys.path``. Returns ``name``."""
+    import io
+    import re
+    import tarfile
+
+    rooms = ("webshelf", "core", "cache", "mounts", "runtimes")
+    data = subprocess.run(["git", "-C", str(ROOT), "archive", rev, *rooms], capture_output=True, check=True).stdout
+    raw = into / "raw"
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(raw, filter="data")
+    top = into / name
+    (raw / "webshelf").rename(top)
+    for room in rooms[1:]:
+        (raw / room).rename(top / room)
+    pattern = re.compile(r"\bwebshelf(?=\.[a-z_]|\s+import\b)")
+    for path in top.rglob("*.py"):
+        path.write_text(pattern.sub(name, path.read_text(encoding="utf-8")), encoding="utf-8")
+    sys.path.insert(0, str(into))
+    return name

@@ -36,7 +36,8 @@ sheet unless the sheet says ``!important``. The work is bounded: at most ``MAX_S
 CSS and ``MAX_RULES`` rules are read per page.
 
 Cost (issues 14, 15; bench/hidden_cost.py, bench/convert_cost.py): tinycss2 is pure Python, so
-it reads only what may matter. A sheet is scanned at its braces, and case-folded regex passes
+it reads only what may matter. A sheet is scanned at its braces (a run of flat rules at once, by
+one regex match: only its blocks that hold a candidate position are visited), and case-folded regex passes
 over the whole sheet (one literal-led pattern per ``may_hide`` test, ``_SHEET_HIDES``) flag the
 blocks whose text could hide or show; only those are cut out and judged, and only their relevant
 declarations are ever tokenized, on first use. Inline styles that name no property able to hide,
@@ -280,6 +281,8 @@ _CLASSLIKE = re.compile(r"\.[\w-]+|\[[^\]]*\]|:(?!not\b|is\b|where\b)[\w-]+")
 _TAG = re.compile(r"(?:^|[\s>+~(])([a-zA-Z][\w-]*)")
 _CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.DOTALL)
 _BRACE = re.compile(r"[{}]")  # only braces: a Python step per ``;`` of a framework sheet was most of the scan
+# One or more flat style rules in a row: a prelude without "@" or braces, then a block without braces.
+_FLAT_RUN = re.compile(r"(?:[^{}@]*\{[^{}]*\})+")
 # A superset of ``may_hide``'s True cases, in one C-speed search: a block none of whose text
 # matches cannot pass ``may_hide`` (each alternative is a text that one of its tests needs).
 _MAY_HIDE_QUICK = re.compile(r"display\s*:[^;{}]*none|visibility|opacity|font-size|scale|clip|transparent|rgb|hsl|"
@@ -431,9 +434,42 @@ def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
         scan, text = (_SCAN_LOW, low) if len(low) == len(css) else (_SCAN_ANY, css)
         quick = _positions(scan["hides"], text)
         maybe_shows = _positions(scan["shows"], text)
+        qi = si = 0  # where the next run's positions start (runs come in text order)
         start = 0
-        find = css.find
-        for m in _BRACE.finditer(css):
+        find, rfind, match_run, search_brace = css.find, css.rfind, _FLAT_RUN.match, _BRACE.search
+        while True:
+            # A run of flat style rules (``sel{body}``, no "@" before a "{", no nesting): one C
+            # match consumes it, and only its blocks that hold a candidate position are visited
+            # — the same blocks, in the same order, with the same text as brace by brace below
+            # (a Python step per brace of a framework sheet was most of the scan).
+            run = match_run(css, start)
+            if run is not None:
+                a, b = run.start(), run.end()
+                if not stack or stack[-1][0]:  # rules at top level or in an at-rule (else nested: not judged)
+                    applies = stack[-1][1] if stack else True
+                    may_show = stack[-1][5] if stack else True
+                    if may_show:
+                        lo_q, hi_q = bisect_left(quick, a, qi), bisect_left(quick, b, qi)
+                        lo_s, hi_s = bisect_left(maybe_shows, a, si), bisect_left(maybe_shows, b, si)
+                        qi, si = hi_q, hi_s
+                        if lo_q < hi_q or lo_s < hi_s:
+                            done = a  # the blocks up to here are judged
+                            for at in sorted(quick[lo_q:hi_q] + maybe_shows[lo_s:hi_s]):
+                                if at < done:
+                                    continue
+                                open_ = rfind("{", a, at)
+                                if open_ < 0 or rfind("}", a, at) > open_:
+                                    continue  # in a prelude, not in a block
+                                close = find("}", at)
+                                done = close + 1
+                                p_start = rfind("}", a, open_) + 1 or a
+                                order = _judge(css, open_ + 1, close, p_start, open_, True, applies, quick, maybe_shows,
+                                               order, hiding, showing)
+                start = b
+                continue
+            m = search_brace(css, start)
+            if m is None:
+                break
             pos = m.start()
             if m.group() == "{":
                 after_statements = not stack or stack[-1][0]  # at top level or in an at-rule: ``;`` ends statements
@@ -462,30 +498,39 @@ def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
             start_body, start = start, m.end()
             if is_at or not may_show:
                 continue
-            in_quick, in_shows = _inside(quick, start_body, pos), _inside(maybe_shows, start_body, pos)
-            if not (in_quick or in_shows):
-                continue
-            body = css[start_body:pos]
-            if not body.strip():
-                continue
-            hides = applies and in_quick and may_hide(body)
-            shows = in_shows
-            if not (hides or shows):
-                continue
-            prelude = css[p_start:p_end]
-            if after_statements:
-                prelude = prelude.rpartition(";")[2]
-            prelude = prelude.strip()
-            for selector in prelude.split(","):
-                selector = selector.strip()
-                if selector and not _STATES.search(selector):
-                    order += 1
-                    rule = SheetRule(selector, body, order)
-                    if hides:
-                        hiding.append(rule)
-                    if shows:
-                        showing.append(rule)
+            order = _judge(css, start_body, pos, p_start, p_end, after_statements, applies, quick, maybe_shows, order,
+                           hiding, showing)
     return hiding, showing
+
+
+def _judge(css: str, start_body: int, pos: int, p_start: int, p_end: int, after_statements: bool, applies: bool,
+           quick: list[int], maybe_shows: list[int], order: int, hiding: list, showing: list) -> int:
+    """Judge the block ``css[start_body:pos]`` of the rule whose prelude is ``css[p_start:p_end]``:
+    its selectors go to ``hiding`` and/or ``showing`` (numbered on from ``order``, returned)."""
+    in_quick, in_shows = _inside(quick, start_body, pos), _inside(maybe_shows, start_body, pos)
+    if not (in_quick or in_shows):
+        return order
+    body = css[start_body:pos]
+    if not body.strip():
+        return order
+    hides = applies and in_quick and may_hide(body)
+    shows = in_shows
+    if not (hides or shows):
+        return order
+    prelude = css[p_start:p_end]
+    if after_statements:
+        prelude = prelude.rpartition(";")[2]
+    prelude = prelude.strip()
+    for selector in prelude.split(","):
+        selector = selector.strip()
+        if selector and not _STATES.search(selector):
+            order += 1
+            rule = SheetRule(selector, body, order)
+            if hides:
+                hiding.append(rule)
+            if shows:
+                showing.append(rule)
+    return order
 
 
 def _inside(positions: list[int], start: int, end: int) -> bool:

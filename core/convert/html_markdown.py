@@ -142,7 +142,8 @@ def _dedupe(markdown: str) -> str:
     repeat, fenced = [], False
     for block in blocks:
         key = block.strip()
-        fences = sum(1 for line in block.split("\n") if line.lstrip().startswith(("```", "~~~")))
+        fences = sum(1 for line in block.split("\n") if line.lstrip().startswith(("```", "~~~"))) \
+            if "```" in block or "~~~" in block else 0  # (most blocks hold no fence: no split)
         repeat.append(bool(key) and not fenced and not fences and key in seen)
         if key:
             seen.add(key)

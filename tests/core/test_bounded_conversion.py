@@ -182,3 +182,18 @@ def test_a_single_small_page_converts_in_process_and_pdfs_always_go_to_a_worker(
     assert use_pool(2, 1, b"%PDF-", pdf=True)
     assert use_pool(2, 3, b"x", pdf=False)
     assert not use_pool(1, 3, b"x", pdf=True) and not use_pool(0, 3, b"x", pdf=True)
+
+
+@pytest.mark.parametrize("shape", [
+    "<div>" * 600, "<DIV>" * 600, "<div>" * 300 + "</span>" * 300 + "<div>" * 300, "<p>" * 2000 + "<br>" * 900,
+    "</div>" * 600 + "<div>" * 100, "<section><div>" * 260 + "</div>" * 10 + "<em>" * 10,
+    "<script>" + "<div>" * 700 + "</script><p>x</p>", "<div><!-- " + "<div>" * 700 + " -->x</div>" * 2,
+])
+def test_the_depth_pre_test_never_changes_the_flattened_page(monkeypatch, shape):
+    """``_maybe_deep`` only gates the exact scan: forcing the scan gives the same text."""
+    from webshelf.core.convert import html_precheck
+
+    html = shape + "<p>tail</p>"
+    expected = flatten_deep(html, 512)
+    monkeypatch.setattr(html_precheck, "_maybe_deep", lambda text, depth: True)
+    assert html_precheck.flatten_deep(html, 512) == expected
