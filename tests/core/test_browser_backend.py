@@ -5,6 +5,7 @@ a crash that fails only its URL, downloads, dialogs, file://, byte caps, deadlin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import threading
@@ -13,7 +14,7 @@ import time
 import pytest
 
 from tests.core.browser_fixtures import need_browser, run
-from tests.loopback import Response
+from tests.loopback import LoopbackServer, Response
 from webshelf.core.backends.browser.backend import BrowserBackend
 from webshelf.core.backends.browser.lifecycle import chromium_pids, rss_bytes
 from webshelf.core.backends.browser.service import shutdown_all
@@ -87,6 +88,59 @@ def test_a_crashed_browser_fails_only_its_url_and_is_restarted(server, config):
     crashed, after, launches = run(go())
     assert "crashed" in crashed.message and "only this URL failed" in crashed.message
     assert "after the crash" in after.markdown and launches == 2
+
+
+def test_a_crashed_tab_fails_only_its_url_and_the_browser_stays(server, config):
+    """One page's renderer dies (CDP ``Page.crash``, as an out-of-memory tab would): that URL fails
+    with a clear error, a page rendering at the same time on another site finishes, and the
+    browser is not relaunched."""
+    asked = {name: threading.Event() for name in ("a", "b")}
+    release = threading.Event()
+
+    def held(name, text):
+        def handler(req):
+            asked[name].set()
+            release.wait(60)
+            return Response(f"<html><body><h1>{text}</h1><p>{'Words of the page. ' * 20}</p></body></html>".encode())
+        return handler
+
+    pages = []  # the Playwright pages in the order their renders began (the service's loop appends)
+    second_layer = BrowserBackend._second_layer
+
+    async def spy(self, context, page, proxy):
+        pages.append(page)
+        await second_layer(self, context, page, proxy)
+
+    async def crash(page):
+        session = await page.context.new_cdp_session(page)
+        with contextlib.suppress(Exception):  # the renderer may die before it answers
+            await session.send("Page.crash")
+
+    with LoopbackServer(host="127.0.0.2") as other:
+        # the doomed page's document has arrived and its script is held: Chromium refuses
+        # Page.crash while a navigation is pending, so the tab dies mid-load, not mid-navigation
+        server.route("/bb/held.js", held("a", "never run"))
+        doomed = server.route("/bb/doomed", page("<h1>never shown</h1><script src=/bb/held.js></script>"))
+        survivor = other.route("/bb/survivor", held("b", "the other page"))
+        ok = server.route("/bb/next", page("<h1>the next page</h1>"))
+
+        async def go():
+            async with BrowserBackend(config) as backend:
+                rendering = asyncio.ensure_future(backend.fetch(doomed))
+                assert await asyncio.to_thread(asked["a"].wait, 60), "the first page's script was never asked for"
+                beside = asyncio.ensure_future(backend.fetch(survivor))
+                assert await asyncio.to_thread(asked["b"].wait, 60), "the second page's request never came"
+                await backend._use_service().run(crash(pages[0]))
+                with pytest.raises(BackendError) as crashed:
+                    await rendering
+                release.set()
+                return crashed.value, await beside, await backend.fetch(ok), backend._shared.launches
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(BrowserBackend, "_second_layer", spy)
+            crashed, other_page, after, launches = run(go())
+    assert "/bb/doomed" in crashed.message and "crashed in the browser" in crashed.message and "only this URL failed" in crashed.message
+    assert "the other page" in other_page.markdown and "the next page" in after.markdown
+    assert launches == 1  # a tab's crash is not the browser's: nothing relaunched
 
 
 def test_downloads_are_refused(server, config):

@@ -196,34 +196,24 @@ class BrowserBackend(Backend):
             page = await context.new_page()
             await self._second_layer(context, page, proxy)
             page.on("dialog", lambda dialog: asyncio.ensure_future(_quietly(dialog.dismiss())))
+            # A tab whose renderer dies (out of memory, a renderer bug) surfaces as whichever
+            # Playwright call was pending — and inside the network-idle wait, whose errors are
+            # suppressed, as nothing: the page's "crash" event names it and fails this URL at once,
+            # while the browser and the other pages go on.
+            crashed = asyncio.get_running_loop().create_future()
+            page.on("crash", lambda *_: crashed.done() or crashed.set_result(None))
+            load = asyncio.ensure_future(self._load(page, url, proxy, browser))
             try:
-                response = await page.goto(url, wait_until="load")
-            except PlaywrightError as exc:
-                raise self._goto_error(url, exc, proxy, browser) from None
-            if response is None:
-                raise BackendError(f"{shown}: the browser got no response for the page", url=url)
-            if self.settings.wait_ms:
-                with contextlib.suppress(PlaywrightError):  # bounded: a page that keeps polling is taken as it is
-                    await page.wait_for_load_state("networkidle", timeout=self.settings.wait_ms)
-            final_url = page.url
-            status = response.status
-            headers = await response.all_headers()
-            ctype = headers.get("content-type", "text/html")
-            if BLOCKED_HEADER.lower() in headers and (failed := _proxy_failed(final_url, proxy)):
-                raise failed
-            if BLOCKED_HEADER.lower() in headers and proxy.blocked:  # the proxy refused the page (a redirect hop, DNS)
-                raise BlockedURLError(f"{shown}: refused: {proxy.blocked[0]}", url=url)
-            if status >= 400:
-                raise HTTPStatusError(f"{shown}: HTTP {status} {response.status_text} (in the browser)"
-                                      + (f" (at {redact(final_url)})" if final_url != url else ""), url=url, status=status)
-            if media_type(ctype)[0] in HTML_TYPES or not ctype:
-                html = (await page.content()).encode("utf-8")
-                ctype = "text/html; charset=utf-8"
-            else:  # JSON, text, … shown by the browser as it came: convert the body itself
-                html = await response.body()
-            if proxy.over_cap or len(html) > web.max_bytes:
-                raise too_large(shown, web.max_bytes)
-            return html, final_url, status, ctype
+                await asyncio.wait({load, crashed}, return_when=asyncio.FIRST_COMPLETED)
+                if load.done():
+                    return load.result()
+                raise BackendError(f"{shown}: the page crashed in the browser (its renderer died, e.g. out of "
+                                   "memory; only this URL failed)", url=url, backend="browser")
+            finally:
+                if not load.done():
+                    load.cancel()
+                    with contextlib.suppress(BaseException):
+                        await load
         except PlaywrightError as exc:
             what = "the browser crashed while rendering" if not browser.is_connected() else "the browser failed"
             raise BackendError(f"{shown}: {what}: {str(exc).splitlines()[0]} (only this URL failed; the browser "
@@ -232,6 +222,41 @@ class BrowserBackend(Backend):
             if context is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(context.close(), 10)
+
+    async def _load(self, page: Any, url: str, proxy: PolicyProxy, browser: Any) -> tuple[bytes, str, int, str]:
+        """Navigate ``page`` to ``url``, wait for it (bounded), and take its DOM (or its body)."""
+        from playwright.async_api import Error as PlaywrightError
+
+        web = self.config.web
+        shown = redact(url)
+        try:
+            response = await page.goto(url, wait_until="load")
+        except PlaywrightError as exc:
+            raise self._goto_error(url, exc, proxy, browser) from None
+        if response is None:
+            raise BackendError(f"{shown}: the browser got no response for the page", url=url)
+        if self.settings.wait_ms:
+            with contextlib.suppress(PlaywrightError):  # bounded: a page that keeps polling is taken as it is
+                await page.wait_for_load_state("networkidle", timeout=self.settings.wait_ms)
+        final_url = page.url
+        status = response.status
+        headers = await response.all_headers()
+        ctype = headers.get("content-type", "text/html")
+        if BLOCKED_HEADER.lower() in headers and (failed := _proxy_failed(final_url, proxy)):
+            raise failed
+        if BLOCKED_HEADER.lower() in headers and proxy.blocked:  # the proxy refused the page (a redirect hop, DNS)
+            raise BlockedURLError(f"{shown}: refused: {proxy.blocked[0]}", url=url)
+        if status >= 400:
+            raise HTTPStatusError(f"{shown}: HTTP {status} {response.status_text} (in the browser)"
+                                  + (f" (at {redact(final_url)})" if final_url != url else ""), url=url, status=status)
+        if media_type(ctype)[0] in HTML_TYPES or not ctype:
+            html = (await page.content()).encode("utf-8")
+            ctype = "text/html; charset=utf-8"
+        else:  # JSON, text, … shown by the browser as it came: convert the body itself
+            html = await response.body()
+        if proxy.over_cap or len(html) > web.max_bytes:
+            raise too_large(shown, web.max_bytes)
+        return html, final_url, status, ctype
 
     def _goto_error(self, url: str, exc: Exception, proxy: PolicyProxy, browser: Any) -> Exception:
         shown = redact(url)
