@@ -13,7 +13,7 @@ PDFs generated here (headings, paragraphs, lists, a table-like layout, several p
 one) and tests/pdfgen.py's hostile shared-stream PDF go through webshelf's product path
 (``to_markdown``: pypdf, core/convert/pdf_text.py) and markitdown's (pdfplumber + pdfminer). Each
 (converter, file) runs in a fresh process (idle = RSS after imports, peak = the process's high-water
-mark), and under a timeout,
+mark, VmHWM), and under a timeout,
 so a hostile file costs at most ``--pdf-timeout``. Completeness is measured against the text the
 generator drew: the share of its words found in the output in order (longest common subsequence,
 difflib) and the share of its lines found in order (whitespace-squeezed, ``|`` cell bars ignored);
@@ -65,7 +65,7 @@ print(json.dumps(out))
 
 
 PDF_WORKER = """
-import json, resource, statistics, sys, time
+import json, statistics, sys, time
 tool, rounds, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 body = open(path, "rb").read()
 if tool == "webshelf":
@@ -76,7 +76,9 @@ else:
     from markitdown import MarkItDown
     md = MarkItDown()
     convert = lambda: md.convert(path).text_content
-idle = int(next(l for l in open("/proc/self/status") if l.startswith("VmRSS:")).split()[1])  # after imports
+def status(key):  # /proc/self/status, kB: VmHWM is this exec's own peak (ru_maxrss keeps the parent's at fork)
+    return int(next(l for l in open("/proc/self/status") if l.startswith(key)).split()[1])
+idle = status("VmRSS:")  # after imports
 times, text = [], ""
 for _ in range(rounds):
     start = time.perf_counter()
@@ -85,7 +87,7 @@ for _ in range(rounds):
     except Exception as exc:
         text = f"ERROR {type(exc).__name__}: {exc}"
     times.append(time.perf_counter() - start)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = status("VmHWM:")
 print(json.dumps({"ms": statistics.median(times) * 1000, "idle_kb": idle, "peak_kb": peak, "text": text}))
 """
 
