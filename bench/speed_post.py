@@ -78,8 +78,7 @@ def _page(size: int, base: str) -> str:
     return (base * reps)[:size]
 
 
-def _plain_write(directory: Path, data: bytes, i: int) -> None:
-    tmp, final = directory / f".plain-{i}.tmp", directory / f"plain-{i}.md"
+def _write_fsync_replace(tmp: Path, final: Path, data: bytes) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         view = memoryview(data)
@@ -89,6 +88,10 @@ def _plain_write(directory: Path, data: bytes, i: int) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, final)
+
+
+def _plain_write(directory: Path, data: bytes, i: int) -> None:
+    _write_fsync_replace(directory / f".plain-{i}.tmp", directory / f"plain-{i}.md", data)
 
 
 def _floor_write(directory: Path, text: str, i: int) -> None:
@@ -99,16 +102,7 @@ def _floor_write(directory: Path, text: str, i: int) -> None:
 
     data = text.encode()
     name = hashlib.sha256(data).hexdigest()[:16]
-    tmp, final = directory / f".floor-{i}.tmp", directory / f"floor-{name}.md"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, final)
+    _write_fsync_replace(directory / f".floor-{i}.tmp", directory / f"floor-{name}.md", data)
     dir_fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

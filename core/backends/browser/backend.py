@@ -165,19 +165,11 @@ class BrowserBackend(Backend):
             if not gone.done():
                 gone.set_result(None)
         browser.on("disconnected", on_disconnect)
-        render = asyncio.ensure_future(self._render(browser, url, proxy))
         try:
-            await asyncio.wait({render, gone}, return_when=asyncio.FIRST_COMPLETED)
-            if render.done():
-                return render.result()
-            render.cancel()
-            with contextlib.suppress(BaseException):
-                await render
-            raise BackendError(f"{redact(url)}: the browser crashed while rendering (only this URL failed; "
-                               "the browser is restarted for the next one)", url=url, backend="browser")
+            return await _unless(self._render(browser, url, proxy), gone, lambda: BackendError(
+                f"{redact(url)}: the browser crashed while rendering (only this URL failed; "
+                "the browser is restarted for the next one)", url=url, backend="browser"))
         finally:
-            if not render.done():
-                render.cancel()
             with contextlib.suppress(Exception):
                 browser.remove_listener("disconnected", on_disconnect)
 
@@ -202,18 +194,9 @@ class BrowserBackend(Backend):
             # while the browser and the other pages go on.
             crashed = asyncio.get_running_loop().create_future()
             page.on("crash", lambda *_: crashed.done() or crashed.set_result(None))
-            load = asyncio.ensure_future(self._load(page, url, proxy, browser))
-            try:
-                await asyncio.wait({load, crashed}, return_when=asyncio.FIRST_COMPLETED)
-                if load.done():
-                    return load.result()
-                raise BackendError(f"{shown}: the page crashed in the browser (its renderer died, e.g. out of "
-                                   "memory; only this URL failed)", url=url, backend="browser")
-            finally:
-                if not load.done():
-                    load.cancel()
-                    with contextlib.suppress(BaseException):
-                        await load
+            return await _unless(self._load(page, url, proxy, browser), crashed, lambda: BackendError(
+                f"{shown}: the page crashed in the browser (its renderer died, e.g. out of memory; only this "
+                "URL failed)", url=url, backend="browser"))
         except PlaywrightError as exc:
             what = "the browser crashed while rendering" if not browser.is_connected() else "the browser failed"
             raise BackendError(f"{shown}: {what}: {str(exc).splitlines()[0]} (only this URL failed; the browser "
@@ -346,6 +329,23 @@ def _chrome_user_agent(version: str) -> str:
 async def _quietly(awaitable: Any) -> None:
     with contextlib.suppress(Exception):
         await awaitable
+
+
+async def _unless(work: Any, event: asyncio.Future, error: Any) -> Any:
+    """Await ``work``, unless ``event`` (a crash) comes first: then ``work`` is cancelled and
+    ``error()`` raised — a pending Playwright call is not always woken by the crash itself."""
+    task = asyncio.ensure_future(work)
+    try:
+        await asyncio.wait({task, event}, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            return task.result()
+        raise error()
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
 
 
 __all__ = ["BrowserBackend"]
