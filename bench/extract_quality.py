@@ -553,6 +553,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         keys = [k.strip() for k in args.only.split(",")]
         names = [n for n in names if any(n == k[1:] if k.startswith("=") else k in n for k in keys)]
+    if PREVIOUS in names and not (PREVIOUS_MODELS / "model.json").exists():
+        # without its models the row would be main's code with no classifier at all, under main's name
+        print(f"no previous models in {PREVIOUS_MODELS} (--previous-models): no {PREVIOUS!r} row", file=sys.stderr)
+        names.remove(PREVIOUS)
     if args.before:
         names.insert(1 if names and names[0] == OURS else 0, BEFORE_PREFIX + args.before)
 
