@@ -144,7 +144,7 @@ def make_pdf_document(pages: int, seed: int, *, table_rows: int = 6) -> tuple[by
 
 def _write_pdf(drawn: list[list[tuple]]) -> bytes:
     """A valid PDF with one uncompressed content stream per page (Helvetica, Helvetica-Bold)."""
-    esc = pdfgen._escape  # noqa: SLF001 — the test helper's string escaping
+    esc = pdfgen.escape
     n = len(drawn)
     objs: list[bytes] = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
@@ -158,16 +158,7 @@ def _write_pdf(drawn: list[list[tuple]]) -> bytes:
         objs.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R "
                     f"/F2 4 0 R >> >> /Contents {6 + 2 * i} 0 R >>".encode())
         objs.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-    out = b"%PDF-1.4\n"
-    offsets = []
-    for number, body in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return out
+    return pdfgen.assemble(objs)
 
 
 def _squeeze(text: str) -> str:

@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 
-def _escape(text: str) -> str:
+def escape(text: str) -> str:
+    """``text`` as the inside of a PDF string literal."""
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def make_pdf(pages: list[str], title: str | None = None) -> bytes:
-    n = len(pages)
-    objs: list[bytes] = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        f"<< /Type /Pages /Kids [{' '.join(f'{4 + 2 * i} 0 R' for i in range(n))}] /Count {n} >>".encode(),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    for i, text in enumerate(pages):
-        stream = f"BT /F1 12 Tf 72 720 Td ({_escape(text)}) Tj ET".encode("latin-1")
-        objs.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
-                    f"/Contents {5 + 2 * i} 0 R >>".encode())
-        objs.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-    info = None
-    if title is not None:
-        objs.append(f"<< /Title ({_escape(title)}) >>".encode("latin-1"))
-        info = len(objs)
+def assemble(objs: list[bytes], *, info: int | None = None) -> bytes:
+    """A PDF file of ``objs`` (object 1 the catalog): numbered objects, the xref table, the trailer."""
     out = b"%PDF-1.4\n"
     offsets = []
     for number, body in enumerate(objs, 1):
@@ -34,6 +21,25 @@ def make_pdf(pages: list[str], title: str | None = None) -> bytes:
     trailer = f"<< /Size {len(objs) + 1} /Root 1 0 R" + (f" /Info {info} 0 R" if info else "") + " >>"
     out += f"trailer\n{trailer}\nstartxref\n{xref}\n%%EOF\n".encode()
     return out
+
+
+def make_pdf(pages: list[str], title: str | None = None) -> bytes:
+    n = len(pages)
+    objs: list[bytes] = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{' '.join(f'{4 + 2 * i} 0 R' for i in range(n))}] /Count {n} >>".encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    for i, text in enumerate(pages):
+        stream = f"BT /F1 12 Tf 72 720 Td ({escape(text)}) Tj ET".encode("latin-1")
+        objs.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+                    f"/Contents {5 + 2 * i} 0 R >>".encode())
+        objs.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    info = None
+    if title is not None:
+        objs.append(f"<< /Title ({escape(title)}) >>".encode("latin-1"))
+        info = len(objs)
+    return assemble(objs, info=info)
 
 
 def make_shared_stream_pdf(pages: int, operators: int, *, shared_resources: bool = True) -> bytes:
@@ -52,13 +58,4 @@ def make_shared_stream_pdf(pages: int, operators: int, *, shared_resources: bool
     ]
     objs += [f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources {resources} /Contents 5 0 R >>".encode()
              for _ in range(pages)]
-    out = b"%PDF-1.4\n"
-    offsets = []
-    for number, body in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return out
+    return assemble(objs)

@@ -108,11 +108,8 @@ def test_utf8_cleaning_gives_clean_markdowns_text_as_bytes(parts, width):
     _same("".join(parts), width)
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(COMMON), max_size=150), st.integers(126, 1_200))
-def test_utf8_cleaning_on_the_byte_path_gives_clean_markdowns_text(parts, width):
-    """Pages without a rare rule: the edits are made on the bytes (the str cleaner never runs)."""
-    text = "".join(parts)
+def _same_on_the_bytes(text: str, width: int) -> None:
+    """clean_utf8 gives clean_markdown's result without ever calling the str cleaner."""
     ref = C.clean_markdown(text, width)
     calls = []
     original = U._c.clean_markdown
@@ -123,6 +120,13 @@ def test_utf8_cleaning_on_the_byte_path_gives_clean_markdowns_text(parts, width)
         U._c.clean_markdown = original
     assert not calls
     assert page.data == ref.encode("utf-8") and page.chars == len(ref)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(COMMON), max_size=150), st.integers(126, 1_200))
+def test_utf8_cleaning_on_the_byte_path_gives_clean_markdowns_text(parts, width):
+    """Pages without a rare rule: the edits are made on the bytes (the str cleaner never runs)."""
+    _same_on_the_bytes("".join(parts), width)
 
 
 NO_IMAGES = [p for p in AWKWARD if "data:" not in p] + ["\r\n\r\n\r\n", "\u2029", "\x0b", "\x1c", "\x00",
@@ -134,17 +138,7 @@ NO_IMAGES = [p for p in AWKWARD if "data:" not in p] + ["\r\n\r\n\r\n", "\u2029"
 def test_line_separators_and_invisible_characters_are_handled_on_the_bytes(parts, width):
     """CR, CRLF, U+2028/2029, NEL, VT, FF, U+001C–1E → "\\n" and invisible characters dropped,
     on the bytes (the str cleaner never runs), with clean_markdown's result."""
-    text = "".join(parts)
-    ref = C.clean_markdown(text, width)
-    calls = []
-    original = U._c.clean_markdown
-    U._c.clean_markdown = lambda *a: calls.append(a) or original(*a)
-    try:
-        page = U.clean_utf8(text, width)
-    finally:
-        U._c.clean_markdown = original
-    assert not calls
-    assert page.data == ref.encode("utf-8") and page.chars == len(ref)
+    _same_on_the_bytes("".join(parts), width)
 
 
 @settings(max_examples=300, deadline=None)
