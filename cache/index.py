@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from webshelf.cache.faults import faults, index_faults
@@ -94,6 +94,9 @@ class Totals:
 
 _COLUMNS = [f.name for f in fields(PageRecord)]
 _SELECT = f"SELECT {', '.join(_COLUMNS)} FROM pages"
+# built once: a page's row is written with one prepared statement (SQLite caches it by its text)
+_UPSERT = (f"INSERT INTO pages ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
+           f"ON CONFLICT(name) DO UPDATE SET {', '.join(f'{c}=excluded.{c}' for c in _COLUMNS if c != 'name')}")
 
 
 class PageIndex:
@@ -136,13 +139,10 @@ class PageIndex:
     @index_faults
     def record(self, page: PageRecord) -> None:
         """Insert or refresh a page's row (same name = same content, so a refresh is safe)."""
-        row = asdict(page)
-        cols = ", ".join(_COLUMNS)
-        marks = ", ".join(f":{c}" for c in _COLUMNS)
-        updates = ", ".join(f"{c}=excluded.{c}" for c in _COLUMNS if c != "name")
+        row = [getattr(page, c) for c in _COLUMNS]  # the field values as they are (asdict deep-copies each)
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute(f"INSERT INTO pages ({cols}) VALUES ({marks}) ON CONFLICT(name) DO UPDATE SET {updates}", row)
+            self._db.execute(_UPSERT, row)
             self._db.execute("DELETE FROM evicted WHERE name = ?", (page.name,))
 
     @index_faults

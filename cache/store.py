@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from webshelf.cache import fastbytes
+from webshelf.cache import fastbytes, write_threads
 from webshelf.cache.layout import TEMP_PREFIX
 
 STALE_TEMP_AGE = 3_600.0  # seconds; a temp file of a live writer this old is abandoned anyway
@@ -152,20 +152,19 @@ def write_bytes_hashed(directory: Path, data: bytes, name_for: Callable[[str], s
         _clean_up(tmp, dir_fd, renamed)
 
 
-class _Writer(threading.Thread):
+class _Writer:
     """Writes ``data`` to ``fd`` and fsyncs it (unless already told there is no name); then, as
     decided (``decide``), renames ``tmp`` to the page's name and fsyncs the directory
-    (``_publish``) — or, for no name, stops. ``join``
-    re-raises its error; ``renamed`` says whether the temp name is gone."""
+    (``_publish``) — or, for no name, stops. Runs in one of this process's writer threads
+    (cache/write_threads.py: no thread started per page). ``join`` re-raises its error;
+    ``renamed`` says whether the temp name is gone."""
 
     def __init__(self, fd: int, data: bytes, tmp: str, dir_fd: int) -> None:
-        super().__init__(name="webshelf-page-write", daemon=True)
         self.fd, self.data, self.tmp, self.dir_fd = fd, data, tmp, dir_fd
         self._decided = threading.Event()
         self._name: str | None = None
         self.renamed = False
-        self.error: BaseException | None = None
-        self.start()
+        self._done = write_threads.submit(self.run)
 
     def decide(self, name: str | None) -> None:
         """Publish under ``name`` once flushed, or (None) keep nothing; only the first call counts."""
@@ -174,22 +173,17 @@ class _Writer(threading.Thread):
             self._decided.set()
 
     def run(self) -> None:
-        try:
-            _write_all(self.fd, self.data)
-            if self._decided.is_set() and self._name is None:
-                return  # identical content is stored already (or an error): nothing to flush
-            os.fsync(self.fd)  # at once: the name is usually decided while this waits for the disk
-            self._decided.wait()
-            if self._name is not None:
-                self.renamed = _publish(self.tmp, self._name, self.dir_fd)
-        except BaseException as exc:  # noqa: BLE001 — handed to the joining thread
-            self.error = exc
+        _write_all(self.fd, self.data)
+        if self._decided.is_set() and self._name is None:
+            return  # identical content is stored already (or an error): nothing to flush
+        os.fsync(self.fd)  # at once: the name is usually decided while this waits for the disk
+        self._decided.wait()
+        if self._name is not None:
+            self.renamed = _publish(self.tmp, self._name, self.dir_fd)
 
-    def join(self, timeout: float | None = None) -> None:
-        super().join(timeout)
-        if self.error is not None:
-            error, self.error = self.error, None
-            raise error
+    def join(self) -> None:
+        """Wait for the write (decide first: the task waits for the decision); raise its error."""
+        self._done.result()
 
 
 def _write_hashed(directory: Path, chunks: Iterable[tuple[bytes | memoryview, int]],
