@@ -23,6 +23,7 @@ failed, 2 bad usage or config; ``runtime run`` passes the command's own (see its
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import sys
@@ -66,6 +67,30 @@ def main(ctx: click.Context, config_file: str | None) -> None:
     ctx.obj["config"] = config_file
 
 
+#: the config probe ``cli_entry.main`` made for the command line this run parses — a plain
+#: ``extract URL [--json] [--limit N]`` whose cached answer ``cli_cached.serve`` declined — so that
+#: ``extract`` neither reads the config file and its snapshot nor asks the shelf a second time
+#: (issue 15: the uncached CLI built the probe twice). Set only for the duration of that one run.
+_handed = None
+
+
+@contextlib.contextmanager
+def handed_probe(probe):  # noqa: ANN001, ANN201 — a core.config_snapshot.Probe
+    """Run ``main`` (once) with ``probe`` handed to the ``extract`` command."""
+    global _handed
+    _handed = probe
+    try:
+        yield
+    finally:
+        _handed = None
+
+
+def _take_handed():  # noqa: ANN202
+    global _handed
+    probe, _handed = _handed, None  # used once: a command run inside this one never sees it
+    return probe
+
+
 def _progress(total: int):
     """A rich progress bar on stderr, only for several URLs on a terminal."""
     if total < 2 or not sys.stderr.isatty():
@@ -101,14 +126,16 @@ def extract(ctx: click.Context, urls: tuple[str, ...], char_limit: int | None, f
     the same output and exit code, printed without importing the pipeline or pydantic."""
     probe = None
     if not (fresh or runtime_names or backend):
-        from webshelf.core.config_snapshot import Probe
-        from webshelf.core.surfaces.cli_cached import serve
+        probe = _take_handed()  # the console script probed this very command line and the shelf declined it
+        if probe is None:
+            from webshelf.core.config_snapshot import Probe
+            from webshelf.core.surfaces.cli_cached import serve
 
-        probe = Probe((ctx.find_root().obj or {}).get("config"))
-        answer = serve(probe, urls, char_limit, as_json)
-        if answer is not None:
-            click.echo(answer[0], nl=False)
-            sys.exit(answer[1])
+            probe = Probe((ctx.find_root().obj or {}).get("config"))
+            answer = serve(probe, urls, char_limit, as_json)
+            if answer is not None:
+                click.echo(answer[0], nl=False)
+                sys.exit(answer[1])
     from webshelf.core.extract import web_extract_sync
     from webshelf.core.surfaces.render import blocks, join
     from webshelf.core.surfaces.shutdown import Stopped, stopping_on_signals

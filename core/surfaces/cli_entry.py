@@ -10,7 +10,8 @@ here, on ``sys.argv`` alone, and served by the same ``serve`` the click command 
 Everything else — another command, ``--config FILE`` on the command line (``WEBSHELF_CONFIG``
 is read either way), ``--limit=N``, an option given twice, a token starting with "-", shell
 completion — and every call ``serve`` declines goes to ``cli.main``, which parses it with click
-and does the rest. Output is written as ``click.echo`` writes it: to a UTF-8 ``sys.stdout``
+and does the rest (a plain extract the shelf declined hands its probe on: ``cli.handed_probe``, so
+the config file and its snapshot are read once). Output is written as ``click.echo`` writes it: to a UTF-8 ``sys.stdout``
 (anything else, or text with an ANSI escape that click would strip off a non-terminal, goes
 through ``click.echo`` itself), and a closed pipe exits 1 quietly, as click's ``main`` does.
 """
@@ -48,6 +49,7 @@ def _completing() -> bool:
 
 def main() -> None:
     plain = _plain_extract(sys.argv[1:]) if not _completing() else None
+    probe = None
     if plain is not None:
         from webshelf.core.config_snapshot import Probe
 
@@ -64,9 +66,13 @@ def main() -> None:
             if answer is not None:
                 _echo(answer[0])
                 sys.exit(answer[1])
-    from webshelf.core.surfaces.cli import main as click_main
+    from webshelf.core.surfaces.cli import handed_probe, main as click_main
 
-    click_main()
+    if probe is None:
+        click_main()
+        return
+    with handed_probe(probe):  # declined here: click's extract does not probe or ask the shelf again
+        click_main()
 
 
 def _echo(text: str) -> None:

@@ -243,3 +243,34 @@ def test_the_plain_spellings() -> None:
                  ["extract", "--limit", "-5", "u"], ["extract", "--limit", "٣", "u"], ["extract", "--json", "--json", "u"],
                  ["extract", "--fresh", "u"], ["--config", "f", "extract", "u"], ["extract", "-", "u"], []):
         assert plain(argv) is None, argv
+
+
+def test_a_plain_extract_the_shelf_declines_probes_the_config_once(home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    """The console script hands its probe to click's ``extract`` (issue 15): the config file and
+    its snapshot are read, and the shelf asked, once per command line — with the same answer."""
+    from webshelf.core import config_snapshot
+    from webshelf.core.surfaces import cli, cli_cached, cli_entry
+
+    monkeypatch.setenv("WEBSHELF_HOME", str(home))
+    monkeypatch.delenv("WEBSHELF_CONFIG", raising=False)
+    made, asked = [], []
+    real_probe, real_serve = config_snapshot.Probe, cli_cached.serve
+
+    class Counted(real_probe):
+        def __init__(self, explicit):  # noqa: ANN001
+            made.append(explicit)
+            super().__init__(explicit)
+
+    monkeypatch.setattr(config_snapshot, "Probe", Counted)
+    monkeypatch.setattr(cli_cached, "serve", lambda *a: asked.append(a[1]) or real_serve(*a))
+    blocked = "http://127.0.0.1:9/not-on-the-shelf"  # refused by the address policy: no request is made
+    for _ in range(2):  # without a snapshot, then with the one the first run wrote
+        made.clear(), asked.clear()
+        monkeypatch.setattr(sys, "argv", ["webshelf", "extract", blocked])
+        with pytest.raises(SystemExit) as exit_:
+            cli_entry.main()
+        assert exit_.value.code == 1 and "error[blocked_url]" in capsys.readouterr().err
+        assert made == [None] and len(asked) <= 1, (made, asked)
+        assert cli._handed is None  # handed to that one run only
+    assert asked == [(blocked,)]  # the second run had a snapshot: the entry asked the shelf, click did not
