@@ -77,12 +77,59 @@ def _own_cpu_s() -> float:
     return own.ru_utime + own.ru_stime
 
 
+def _thread_cpu_s() -> dict[int, tuple[str, float]]:
+    """tid → (name, user + system CPU seconds) of this process's live threads (/proc/self/task)."""
+    import threading
+
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[int(tid)] = (names.get(int(tid), "?"), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+    return out
+
+
+def _thread_group(name: str) -> str:
+    """Which part of the parent a thread is: the event loop (HTTP, pipeline, hand-over to the pool),
+    the asyncio threads (clean + store + window of each page), the pool's (pebble: send the body,
+    receive the Markdown, watch the workers) or the page writers (write, fsync, rename)."""
+    if name == "MainThread":
+        return "loop"
+    if name.startswith("asyncio"):
+        return "finish"
+    if name.startswith("webshelf-page-write"):
+        return "writers"
+    if name.endswith("_loop)"):
+        return "pool"
+    return "other"
+
+
+def _split(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]], total: float) -> dict[str, float]:
+    """CPU seconds of this process by ``_thread_group``; threads that ended meanwhile are "exited"."""
+    out: dict[str, float] = {}
+    for tid, (name, cpu) in after.items():
+        group = _thread_group(name)
+        out[group] = out.get(group, 0.0) + cpu - before.get(tid, (name, 0.0))[1]
+    out["exited"] = max(0.0, total - sum(out.values()))
+    return out
+
+
 class Run(NamedTuple):
     wall: float
     parent_cpu: float  # this process: event loop, HTTP, clean/store threads, pickling
     worker_cpu: float  # the conversion workers
     server_cpu: float  # the loopback server process (it shares the 2 cores)
     failed: int = 0
+    threads: dict | None = None  # parent_cpu by part (``_split``)
+
+    def split_note(self, pages: int) -> str:
+        """The parent's CPU per page by part, e.g. "loop 4.4 + finish 1.7 + pool 0.8 …"."""
+        order = ("loop", "finish", "pool", "writers", "exited", "other")
+        parts = sorted((self.threads or {}).items(), key=lambda kv: order.index(kv[0]))
+        return " + ".join(f"{k} {v / pages * 1000:.2f}" for k, v in parts if v > 0.0005)
 
     @property
     def cpu(self) -> float:
@@ -95,11 +142,13 @@ class Run(NamedTuple):
 
 def _measure(fn, server_pid: int, worker_pids=lambda: []) -> Run:  # noqa: ANN001
     pids = worker_pids()
+    threads0 = _thread_cpu_s()
     own0, work0, srv0, t0 = _own_cpu_s(), sum(map(_proc_cpu_s, pids)), _proc_cpu_s(server_pid), time.perf_counter()
     failed = fn()
     wall = time.perf_counter() - t0
-    return Run(wall, _own_cpu_s() - own0, sum(map(_proc_cpu_s, pids)) - work0, _proc_cpu_s(server_pid) - srv0,
-               failed or 0)
+    own = _own_cpu_s() - own0
+    return Run(wall, own, sum(map(_proc_cpu_s, pids)) - work0, _proc_cpu_s(server_pid) - srv0,
+               failed or 0, _split(threads0, _thread_cpu_s(), own))
 
 
 def _extract(urls, concurrency: int, workers: int, home: str, server_pid: int = 0) -> Run:  # noqa: ANN001
@@ -186,8 +235,8 @@ def rows(concurrencies: tuple[int, ...] = (8, 32, 64), rss: bool = True) -> list
                 if concurrency == 8:
                     out.append(_row("CPU per page (conversion + store), concurrency 8", run.cpu / N * 1000,
                                     bare.parent_cpu / N * 1000, "≤ 3×", run.cpu / bare.parent_cpu <= 3,
-                                    f"bare httpx GET+decode; ours = {per_page}; in-process "
-                                    f"{inproc.cpu / N * 1000:.1f} ms"))
+                                    f"bare httpx GET+decode; ours = {per_page}; parent by thread (ms/page): "
+                                    f"{run.split_note(N)}; in-process {inproc.cpu / N * 1000:.1f} ms"))
     finally:
         proc.kill()
     if rss:
