@@ -167,28 +167,27 @@ class LocalBackend(Backend):
 
     async def _fetch_within_deadline(self, url: str) -> Fetched:
         web = self.config.web
-        shown = redact(url)
-        deadline = _Deadline(time.monotonic() + web.timeout_s)
+        deadline = _Deadline(time.monotonic() + web.timeout_s)  # the URL is redacted only for an error message
         try:
             async with asyncio.timeout(web.timeout_s) as deadline.scope:
                 return await self._follow(url, deadline)
         except TimeoutError:
-            raise FetchTimeoutError(f"{shown}: no complete response within {web.timeout_s:g} s (web.timeout_s, which covers "
+            raise FetchTimeoutError(f"{redact(url)}: no complete response within {web.timeout_s:g} s (web.timeout_s, which covers "
                                     "DNS, connect, TLS, redirects and the whole body)", url=url) from None
         except httpx.TimeoutException as exc:
             what = "connect" if isinstance(exc, httpx.ConnectTimeout) else "read"
-            raise FetchTimeoutError(f"{shown}: the server sent nothing for {web.read_timeout_s:g} s ({what} timeout, "
+            raise FetchTimeoutError(f"{redact(url)}: the server sent nothing for {web.read_timeout_s:g} s ({what} timeout, "
                                     "web.read_timeout_s)", url=url) from None
         except WebshelfError as exc:
             if exc.context.get("url"):
                 raise
-            raise type(exc)(f"{shown}: {exc.message}", url=url, **exc.context) from None
+            raise type(exc)(f"{redact(url)}: {exc.message}", url=url, **exc.context) from None
         except httpx.InvalidURL as exc:  # e.g. a redirect to a malformed Location
-            raise InvalidURLError(f"{shown}: not a valid URL: {exc}", url=url) from None
+            raise InvalidURLError(f"{redact(url)}: not a valid URL: {exc}", url=url) from None
         except httpx.HTTPError as exc:
             if (failure := verify_failure(exc)) is not None:  # a private CA or a TLS-inspecting proxy: web.ca_bundle
-                raise FetchError(f"{shown}: {verify_message(failure)}", url=url) from None
-            raise FetchError(f"{shown}: {type(exc).__name__}: {exc or 'request failed'}", url=url) from None
+                raise FetchError(f"{redact(url)}: {verify_message(failure)}", url=url) from None
+            raise FetchError(f"{redact(url)}: {type(exc).__name__}: {exc or 'request failed'}", url=url) from None
 
     async def _follow(self, url: str, deadline: "_Deadline") -> Fetched:
         """GET with redirects followed by hand: every hop passes the policy again, and is polite to
@@ -262,13 +261,14 @@ class LocalBackend(Backend):
 
     async def _read(self, url: str, response: httpx.Response) -> Fetched:
         web = self.config.web
+        shown = redact(url)  # once per page: the checks below name the URL the same way
         ctype = response.headers.get("content-type")
-        refuse_binary_type(ctype, redact(url))
+        refuse_binary_type(ctype, shown)
         encoding = response.headers.get("content-encoding")
         length = response.headers.get("content-length")
         if length and length.isdigit() and int(length) > web.max_bytes and not encoding:
-            raise too_large(redact(url), web.max_bytes)
-        body = await read_capped(response.aiter_raw(), encoding, web.max_bytes, redact(url))
+            raise too_large(shown, web.max_bytes)
+        body = await read_capped(response.aiter_raw(), encoding, web.max_bytes, shown)
         return Fetched(str(response.url), response.status_code, ctype, body)
 
 
