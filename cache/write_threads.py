@@ -27,6 +27,16 @@ _lock = threading.Lock()
 _pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid that made it, executor)
 
 
+def _after_fork_in_child() -> None:
+    """A child starts with no writer threads and a free lock (a parent's thread may have held it)."""
+    global _lock, _pool
+    _lock, _pool = threading.Lock(), None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _executor() -> ThreadPoolExecutor:
     global _pool
     pid = os.getpid()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -147,3 +149,31 @@ def test_the_rename_happens_only_after_the_file_is_flushed(tmp_path, monkeypatch
     assert written and path.read_bytes() == b"page\n"
     assert calls == ["fsync", "replace", "fsync"]
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_pages_are_written_by_reused_writer_threads_in_a_forked_child_too(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """cache/write_threads.py: no thread started per page, and a forked child (no threads of the
+    parent) gets writer threads of its own instead of waiting on the parent's."""
+    import threading
+
+    from webshelf.cache.store import write_bytes_hashed
+
+    def put(i: int) -> Path:
+        return write_bytes_hashed(tmp_path, b"page %d\n" % i, lambda h: f"p-{h}.md")[0]
+
+    put(0)
+    started = []
+    real_start = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self) or real_start(self))
+    for i in range(1, 20):
+        assert put(i).read_bytes() == b"page %d\n" % i
+    assert len(started) <= 1, started  # the pool's idle thread takes the next page: not 19 new threads
+    pid = os.fork()
+    if pid == 0:  # the child: its own writer threads
+        try:
+            ok = put(100).read_bytes() == b"page 100\n"
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
