@@ -9,17 +9,24 @@ inside a page-sized wrapper of teasers and comment widgets) and removes the bloc
 as boilerplate (``Tuning.block_model="off"`` skips it; the rules alone are ``container()``).
 Used by ``core.html_markdown``; the measurements are in docs/benchmarks.md ("Extraction
 quality").
+
+Cost (issue 14's speed goal): the decisions are the same as ever; what is cheap is how they are
+measured — ``_classify`` is memoised per class/id string (a page repeats its class lists, and
+sites share them), text lengths come from ``html_density.text_len`` (no Python string per text
+node) and one ``html_density.Lengths`` memo carries the lengths measured while picking the
+container on to ``narrow`` and ``drop_link_blocks``, which measure the same nodes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from webshelf.core.convert.blocks.model import load, select
 from webshelf.core.convert.html_code import contains
-from webshelf.core.convert.html_density import drop_link_blocks, narrow
+from webshelf.core.convert.html_density import Lengths, drop_link_blocks, narrow, text_len
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,7 @@ _NAME_KEEPS = "main, article, [role=main], h1"  # a class name is weaker evidenc
 _CONTAINERS = ("main, [role=main], article, [itemprop=articleBody], [itemprop=mainContentOfPage]")
 
 
+@lru_cache(maxsize=1 << 16)  # a pure function of the string; bounded for a long-lived server
 def _classify(value: str) -> str | None:
     """"boiler" or "comment" when a class/id token starts or ends with such a word
     ("site-footer", "share-buttons", "main-nav", "comment-list"), unless it is a state flag
@@ -94,8 +102,7 @@ def _classify(value: str) -> str | None:
     return kind
 
 
-def _text_len(node: LexborNode) -> int:
-    return len(node.text(deep=True, separator=" ", strip=True))
+_text_len = text_len  # len(node.text(deep=True, separator=" ", strip=True)), computed cheaper
 
 
 def _has_ancestor(node: LexborNode, tags: tuple[str, ...]) -> bool:
@@ -117,10 +124,11 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2) 
     # crawler view): then it is the content.
     noscripts = body.css("noscript")
     total = _text_len(body) or 1
-    keep_noscript = sum(_text_len(n) for n in noscripts) > 0.5 * total
-    for node in noscripts:
-        node.unwrap() if keep_noscript else node.remove()
-    total = _text_len(body) or 1
+    if noscripts:  # (without any, the body is unchanged: its length too)
+        keep_noscript = sum(_text_len(n) for n in noscripts) > 0.5 * total
+        for node in noscripts:
+            node.unwrap() if keep_noscript else node.remove()
+        total = _text_len(body) or 1
     hidden = [n for n in body.css(_HIDDEN) if n.tag not in ("html", "body")]
     if sum(_text_len(n) for n in hidden) < 0.6 * total:
         for node in hidden:
@@ -211,32 +219,34 @@ def main_content(tree: LexborHTMLParser, tuning: Tuning = DEFAULT) -> LexborNode
 def container(tree: LexborHTMLParser, tuning: Tuning = DEFAULT) -> LexborNode | None:
     """The rule-based part: prune, pick the container, narrow it, drop link-dense blocks.
     ``bench/train_blocks.py`` learns the block classifier on what this returns."""
-    node = _container(tree, tuning)
+    lengths = Lengths()  # measured after pruning; nothing changes the tree until drop_link_blocks
+    node = _container(tree, tuning, lengths)
     if node is not None and node.tag not in ("html", "body"):
-        node = narrow(node, tuning.narrow_share)
+        node = narrow(node, tuning.narrow_share, lengths)
     if node is not None:
-        drop_link_blocks(node, tuning.link_density, tuning.link_min_chars, tuning.link_page_max)
+        drop_link_blocks(node, tuning.link_density, tuning.link_min_chars, tuning.link_page_max, lengths)
     return node
 
 
-def _container(tree: LexborHTMLParser, tuning: Tuning) -> LexborNode | None:
+def _container(tree: LexborHTMLParser, tuning: Tuning, lengths: Lengths | None = None) -> LexborNode | None:
     body = tree.body or tree.root
     if body is None:
         return None
     prune(tree, body, tuning.comment_min_share)
-    total = _text_len(body)
+    measure = lengths.text if lengths is not None else _text_len
+    total = measure(body)
     if not total:
         return body
     candidates = [n for n in body.css(_CONTAINERS)]
     if candidates:
-        sized = [(_text_len(n), n) for n in candidates]
+        sized = [(measure(n), n) for n in candidates]
         best_len, best = max(sized, key=lambda pair: pair[0])
         if best.tag == "article" or best.attributes.get("itemprop") == "articleBody":
             # Several articles side by side (a forum thread, a listing): take what holds them.
             articles = [n for length, n in sized if n.tag == "article" and length > 0.1 * best_len]
             if len(articles) > 1:
                 best = _common_ancestor(articles) or best
-                best_len = _text_len(best)
+                best_len = measure(best)
         if best_len >= tuning.container_min_share * total:
             return best
     return _descend(body, tuning.descend_share)
