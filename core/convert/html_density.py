@@ -13,9 +13,7 @@ mostly not. Two uses, both after ``core.convert.html_main_content`` has picked a
 All thresholds live in ``Tuning`` and are chosen by cross-validation (bench/extract_quality.py).
 
 Cost (issue 14's speed goal): every length here is a C text walk over a subtree, so the work is
-in how many walks run. ``text_len`` gets the length of selectolax's stripped, space-joined text
-without building a Python string per text node; ``Lengths`` remembers the lengths of nodes while
-the tree is not changed, so the container's length and link text measured by
+in how many walks run. ``Lengths`` remembers the lengths of nodes while the tree is not changed, so the container's length and link text measured by
 ``core.convert.html_main_content`` and ``narrow`` are not measured again by ``drop_link_blocks``,
 and an anchor inside nested candidate blocks is measured once.
 """
@@ -31,18 +29,8 @@ _BLOCKS = frozenset({"div", "section", "ul", "ol", "dl", "table", "aside", "head
 _ARTICLE = "article, [itemprop=articleBody], [role=main], main"
 
 
-# Between text nodes in ``text_len``'s walk: the HTML parser never leaves U+0000 in a text node
-# (the spec drops it or makes it U+FFFD, and Lexbor does), so each one marks a boundary.
-_SEP = "\x00"
-
-
 def text_len(node: LexborNode) -> int:
-    """``len(node.text(deep=True, separator=" ", strip=True))``: each text node stripped, joined
-    by one space. Computed from one C-joined string (the text nodes' raw text, split at ``_SEP``)
-    instead of a stripped Python string per text node inside selectolax: ~1.4× faster, the same
-    number (an empty walk gives ``[""]``: 0)."""
-    parts = node.text(deep=True, separator=_SEP).split(_SEP)
-    return sum(map(len, map(str.strip, parts))) + len(parts) - 1
+    return len(node.text(deep=True, separator=" ", strip=True))
 
 
 def link_len(node: LexborNode, lengths: Lengths | None = None) -> int:
@@ -136,7 +124,7 @@ def drop_link_blocks(node: LexborNode, density: float, min_chars: int, page_max:
         parent = stack.pop()
         for child in parent.iter(include_text=False):
             visits += 1
-            length = lengths.text(child)
+            length = text_len(child)  # (each child is measured once: no memo)
             if length < min_chars:
                 continue
             if (child.tag in _BLOCKS and length < 0.5 * total

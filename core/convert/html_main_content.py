@@ -12,8 +12,7 @@ quality").
 
 Cost (issue 14's speed goal): the decisions are the same as ever; what is cheap is how they are
 measured — ``_classify`` is memoised per class/id string (a page repeats its class lists, and
-sites share them), text lengths come from ``html_density.text_len`` (no Python string per text
-node) and one ``html_density.Lengths`` memo carries the lengths measured while picking the
+sites share them) and one ``html_density.Lengths`` memo carries the lengths measured while picking the
 container on to ``narrow`` and ``drop_link_blocks``, which measure the same nodes.
 """
 
@@ -102,7 +101,7 @@ def _classify(value: str) -> str | None:
     return kind
 
 
-_text_len = text_len  # len(node.text(deep=True, separator=" ", strip=True)), computed cheaper
+_text_len = text_len  # len(node.text(deep=True, separator=" ", strip=True))
 
 
 def _has_ancestor(node: LexborNode, tags: tuple[str, ...]) -> bool:
@@ -133,20 +132,26 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2) 
     if sum(_text_len(n) for n in hidden) < 0.6 * total:
         for node in hidden:
             node.remove()
+    # What holds a keeper, from one query per selector instead of a subtree query per candidate.
+    # Exact while the loops below run: they only remove nodes that hold no keeper of their
+    # selector (that is the test), so no holder loses its keeper; the name loop's keepers add
+    # h1, which the tag loops may remove, so its holders are taken after them.
+    holders = _holders(body, _KEEPS)
     for node in body.css(_CHROME):
-        if _removable(node, total):
+        if _removable(node, total, holders=holders):
             node.remove()
     for node in body.css(_SITE_HEADER_FOOTER):
-        if not _has_ancestor(node, ("article", "main")) and _removable(node, total):
+        if not _has_ancestor(node, ("article", "main")) and _removable(node, total, holders=holders):
             node.remove()
     comments = []
+    holders = _holders(body, _NAME_KEEPS)
     for node in body.css("[class], [id]"):
         attrs = node.attributes
         name = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
         kind = _classify(name)
         if kind == "comment":
             comments.append(node)
-        elif kind == "boiler" and _removable(node, total, _NAME_KEEPS):
+        elif kind == "boiler" and _removable(node, total, _NAME_KEEPS, holders):
             node.remove()
     _drop_comments(body, comments, comment_share)
 
@@ -176,12 +181,28 @@ def _inside(node: LexborNode, ids: set[int]) -> bool:
     return False
 
 
-def _removable(node: LexborNode, total: int, keeps: str = "main, article, [role=main]") -> bool:
+_KEEPS = "main, article, [role=main]"
+
+
+def _holders(body: LexborNode, keeps: str) -> set[int]:
+    """The ``mem_id`` of every element that is or contains a match of ``keeps`` under ``body``
+    (each match and its ancestors): ``node.mem_id in _holders(body, keeps)`` is
+    ``node.css_first(keeps) is not None`` for the tree as it is now."""
+    ids: set[int] = set()
+    for node in body.css(keeps):
+        while node is not None and (key := node.mem_id) not in ids:
+            ids.add(key)
+            node = node.parent
+    return ids
+
+
+def _removable(node: LexborNode, total: int, keeps: str = _KEEPS, holders: set[int] | None = None) -> bool:
     """Chrome by its tag or name, unless it wraps the page (broken markup, odd class names):
-    never remove what holds the semantic content container (``keeps``) or most of the text."""
+    never remove what holds the semantic content container (``keeps``) or most of the text.
+    ``holders``: ``_holders(body, keeps)``, valid for the tree as it is."""
     if node.tag in ("html", "body", "main", "article") or node.parent is None:
         return False
-    if node.css_first(keeps) is not None:
+    if (node.mem_id in holders) if holders is not None else (node.css_first(keeps) is not None):
         return False
     if keeps is _NAME_KEEPS:
         return _text_len(node) <= 0.5 * total
