@@ -158,7 +158,7 @@ def _dedupe(markdown: str) -> str:
         j = i
         while j < len(blocks) and repeat[j]:
             j += 1
-        if len({keys[k] for k in range(i, j)}) >= _DEDUPE_RUN:
+        if j > i and len({keys[k] for k in range(i, j)}) >= _DEDUPE_RUN:
             i = j  # a repeated section (distinct blocks seen before, in a row): drop it whole
             continue
         out.extend(blocks[i:max(j, i + 1)])

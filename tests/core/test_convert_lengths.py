@@ -113,3 +113,20 @@ def _full_dedupe(markdown: str) -> str:
         out.extend(blocks[i:max(j, i + 1)])
         i = max(j, i + 1)
     return "\n\n".join(out)
+
+
+@pytest.mark.parametrize("keeps", ["main, article, [role=main]", "main, article, [role=main], h1"])
+def test_holders_answer_as_a_subtree_query_would(keeps):
+    from webshelf.core.convert.html_main_content import _holders
+
+    tree = LexborHTMLParser(
+        "<header><nav><h1>Site</h1></nav></header><div id=w><aside><p>x</p></aside>"
+        "<div><div role=main><section><article><h2>A</h2><p>t</p></article><article>B</article></section></div>"
+        "</div><footer><div><span>f</span></div></footer></div><main><h1>T</h1></main><p>tail</p>")
+    body = tree.body
+    holders = _holders(body, keeps)
+    for node in body.traverse():
+        assert (node.mem_id in holders) == (node.css_first(keeps) is not None), node.tag
+    tree.css_first("aside").remove()  # a node holding no keeper: every answer stays right
+    for node in body.traverse():
+        assert (node.mem_id in holders) == (node.css_first(keeps) is not None), node.tag
