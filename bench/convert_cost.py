@@ -16,7 +16,9 @@ Rows (per page: the median of ``--rounds`` runs; then the mean and the median ov
   speed work's before/after in one run.
 
 Variants run interleaved page by page, so machine load falls on all of them alike. Run with
-``nice -n 10 .venv/bin/python bench/convert_cost.py [--pages N] [--rounds R] [--before REV]``.
+``nice -n 10 .venv/bin/python bench/convert_cost.py [--pages N] [--rounds R] [--before REV]``;
+``--served-only`` keeps the parse baseline, the two served paths and trafilatura (the speed
+pass's before/after, in a third of the time).
 """
 
 from __future__ import annotations
@@ -76,8 +78,10 @@ def main() -> None:
     ap.add_argument("--before", default=BEFORE)
     ap.add_argument("--no-trafilatura", action="store_true")
     ap.add_argument("--served-before", default="main", help="a commit whose whole served path is timed too ('' = none)")
+    ap.add_argument("--served-only", action="store_true",
+                    help="only the parse baseline, the served paths (before and now) and trafilatura")
     args = ap.parse_args()
-    before = old_drop_hidden(args.before)
+    before = None if args.served_only else old_drop_hidden(args.before)
     served_before = old_css = None
     if args.served_before:
         name = old_package(args.served_before, Path(tempfile.mkdtemp(prefix="served-before-")))
@@ -110,11 +114,12 @@ def main() -> None:
             return to_markdown(body, "text/html; charset=utf-8", url, bounds=bounds)
 
         cols["parse"].append(_ms(lambda: LexborHTMLParser(html), args.rounds))
-        cols["hidden_before"].append(_ms(lambda: before(html), args.rounds))
-        cols["hidden_cold"].append(_ms(_cold(lambda: drop_hidden(html)), args.rounds))
-        drop_hidden(html)  # the site's sheets seen once
-        cols["hidden_warm"].append(_ms(lambda: drop_hidden(html), args.rounds))
-        cols["convert_before"].append(_ms(convert_before, args.rounds))
+        if not args.served_only:
+            cols["hidden_before"].append(_ms(lambda: before(html), args.rounds))
+            cols["hidden_cold"].append(_ms(_cold(lambda: drop_hidden(html)), args.rounds))
+            drop_hidden(html)  # the site's sheets seen once
+            cols["hidden_warm"].append(_ms(lambda: drop_hidden(html), args.rounds))
+            cols["convert_before"].append(_ms(convert_before, args.rounds))
         if served_before is not None:
             def served_old(body=body, url=url):  # noqa: ANN001, ANN202
                 old_css.clear_memo()

@@ -11,6 +11,11 @@ mostly not. Two uses, both after ``core.convert.html_main_content`` has picked a
   content).
 
 All thresholds live in ``Tuning`` and are chosen by cross-validation (bench/extract_quality.py).
+
+Cost (issue 14's speed goal): every length here is a C text walk over a subtree, so the work is
+in how many walks run. ``Lengths`` remembers the lengths of nodes while the tree is not changed, so the container's length and link text measured by
+``core.convert.html_main_content`` and ``narrow`` are not measured again by ``drop_link_blocks``,
+and an anchor inside nested candidate blocks is measured once.
 """
 
 from __future__ import annotations
@@ -28,27 +33,62 @@ def text_len(node: LexborNode) -> int:
     return len(node.text(deep=True, separator=" ", strip=True))
 
 
-def link_len(node: LexborNode) -> int:
-    return sum(text_len(a) for a in node.css("a"))
+def link_len(node: LexborNode, lengths: Lengths | None = None) -> int:
+    measure = lengths.text if lengths is not None else text_len
+    return sum(measure(a) for a in node.css("a"))
 
 
-def plain_len(node: LexborNode) -> int:
+def plain_len(node: LexborNode, lengths: Lengths | None = None) -> int:
     """Characters of text that are not inside a link."""
-    return max(0, text_len(node) - link_len(node))
+    if lengths is None:
+        return max(0, text_len(node) - link_len(node))
+    return max(0, lengths.text(node) - lengths.links(node))
 
 
-def narrow(node: LexborNode, share: float) -> LexborNode:
+class Lengths:
+    """``text_len`` and ``link_len`` of nodes, remembered by lexbor node identity (``mem_id``:
+    selectolax hands out a new wrapper per lookup) for a stretch of work that does not change
+    the tree; ``clear()`` after any removal, since it changes every ancestor's length."""
+
+    __slots__ = ("_text", "_links")
+
+    def __init__(self) -> None:
+        self._text: dict[int, int] = {}
+        self._links: dict[int, int] = {}
+
+    def text(self, node: LexborNode) -> int:
+        key = node.mem_id
+        length = self._text.get(key)
+        if length is None:
+            length = self._text[key] = text_len(node)
+        return length
+
+    def links(self, node: LexborNode) -> int:
+        key = node.mem_id
+        length = self._links.get(key)
+        if length is None:
+            length = self._links[key] = link_len(node, self)
+        return length
+
+    def clear(self) -> None:
+        self._text.clear()
+        self._links.clear()
+
+
+def narrow(node: LexborNode, share: float, lengths: Lengths | None = None) -> LexborNode:
     """The single inner article-like element that holds ≥ ``share`` of ``node``'s non-link
-    text, else ``node``. Several similar articles (a thread, a listing) keep ``node``."""
+    text, else ``node``. Several similar articles (a thread, a listing) keep ``node``.
+    ``lengths``: a memo shared with the caller (read-only here)."""
     if share >= 1.0:
         return node
     inner = [n for n in node.css(_ARTICLE) if n.mem_id != node.mem_id]
     if not inner:
         return node
-    total = plain_len(node)
+    lengths = lengths if lengths is not None else Lengths()
+    total = plain_len(node, lengths)
     if not total:
         return node
-    sized = sorted(((plain_len(n), n) for n in inner), key=lambda p: -p[0])
+    sized = sorted(((plain_len(n, lengths), n) for n in inner), key=lambda p: -p[0])
     best_len, best = sized[0]
     rivals = [n for length, n in sized[1:] if length > 0.1 * best_len and not _inside(n, best)]
     if rivals or best_len < share * total:
@@ -65,28 +105,32 @@ def _inside(node: LexborNode, outer: LexborNode) -> bool:
     return False
 
 
-def drop_link_blocks(node: LexborNode, density: float, min_chars: int, page_max: float) -> int:
+def drop_link_blocks(node: LexborNode, density: float, min_chars: int, page_max: float,
+                     lengths: Lengths | None = None) -> int:
     """Remove link-dense blocks under ``node`` (outermost first); returns how many.
 
     A block goes when it has ≥ ``min_chars`` of text, links make up ≥ ``density`` of it, it
     holds no ``h1`` and less than half of ``node``'s text. Nothing goes when ``node`` itself is
-    ≥ ``page_max`` links (a listing: the links are the content)."""
+    ≥ ``page_max`` links (a listing: the links are the content). ``lengths``: a memo of
+    ``node``'s lengths from the caller's read-only work; it is cleared at every removal."""
     if density >= 1.0:
         return 0
-    total = text_len(node)
-    if not total or link_len(node) >= page_max * total:
+    lengths = lengths if lengths is not None else Lengths()
+    total = lengths.text(node)
+    if not total or lengths.links(node) >= page_max * total:
         return 0
     removed, stack, visits = 0, [node], 0
     while stack and visits < 5000:  # bounded: a pathological page costs at most this much
         parent = stack.pop()
         for child in parent.iter(include_text=False):
             visits += 1
-            length = text_len(child)
+            length = text_len(child)  # (each child is measured once: no memo)
             if length < min_chars:
                 continue
             if (child.tag in _BLOCKS and length < 0.5 * total
-                    and link_len(child) >= density * length and child.css_first("h1") is None):
+                    and lengths.links(child) >= density * length and child.css_first("h1") is None):
                 child.remove()
+                lengths.clear()  # its ancestors' lengths changed
                 removed += 1
             else:
                 stack.append(child)

@@ -9,17 +9,23 @@ inside a page-sized wrapper of teasers and comment widgets) and removes the bloc
 as boilerplate (``Tuning.block_model="off"`` skips it; the rules alone are ``container()``).
 Used by ``core.html_markdown``; the measurements are in docs/benchmarks.md ("Extraction
 quality").
+
+Cost (issue 14's speed goal): the decisions are the same as ever; what is cheap is how they are
+measured — ``_classify`` is memoised per class/id string (a page repeats its class lists, and
+sites share them) and one ``html_density.Lengths`` memo carries the lengths measured while picking the
+container on to ``narrow`` and ``drop_link_blocks``, which measure the same nodes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from webshelf.core.convert.blocks.model import load, select
 from webshelf.core.convert.html_code import contains
-from webshelf.core.convert.html_density import drop_link_blocks, narrow
+from webshelf.core.convert.html_density import Lengths, drop_link_blocks, narrow, text_len
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,7 @@ _NAME_KEEPS = "main, article, [role=main], h1"  # a class name is weaker evidenc
 _CONTAINERS = ("main, [role=main], article, [itemprop=articleBody], [itemprop=mainContentOfPage]")
 
 
+@lru_cache(maxsize=1 << 16)  # a pure function of the string; bounded for a long-lived server
 def _classify(value: str) -> str | None:
     """"boiler" or "comment" when a class/id token starts or ends with such a word
     ("site-footer", "share-buttons", "main-nav", "comment-list"), unless it is a state flag
@@ -94,8 +101,7 @@ def _classify(value: str) -> str | None:
     return kind
 
 
-def _text_len(node: LexborNode) -> int:
-    return len(node.text(deep=True, separator=" ", strip=True))
+_text_len = text_len  # len(node.text(deep=True, separator=" ", strip=True))
 
 
 def _has_ancestor(node: LexborNode, tags: tuple[str, ...]) -> bool:
@@ -117,28 +123,35 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2) 
     # crawler view): then it is the content.
     noscripts = body.css("noscript")
     total = _text_len(body) or 1
-    keep_noscript = sum(_text_len(n) for n in noscripts) > 0.5 * total
-    for node in noscripts:
-        node.unwrap() if keep_noscript else node.remove()
-    total = _text_len(body) or 1
+    if noscripts:  # (without any, the body is unchanged: its length too)
+        keep_noscript = sum(_text_len(n) for n in noscripts) > 0.5 * total
+        for node in noscripts:
+            node.unwrap() if keep_noscript else node.remove()
+        total = _text_len(body) or 1
     hidden = [n for n in body.css(_HIDDEN) if n.tag not in ("html", "body")]
     if sum(_text_len(n) for n in hidden) < 0.6 * total:
         for node in hidden:
             node.remove()
+    # What holds a keeper, from one query per selector instead of a subtree query per candidate.
+    # Exact while the loops below run: they only remove nodes that hold no keeper of their
+    # selector (that is the test), so no holder loses its keeper; the name loop's keepers add
+    # h1, which the tag loops may remove, so its holders are taken after them.
+    holders = _holders(body, _KEEPS)
     for node in body.css(_CHROME):
-        if _removable(node, total):
+        if _removable(node, total, holders=holders):
             node.remove()
     for node in body.css(_SITE_HEADER_FOOTER):
-        if not _has_ancestor(node, ("article", "main")) and _removable(node, total):
+        if not _has_ancestor(node, ("article", "main")) and _removable(node, total, holders=holders):
             node.remove()
     comments = []
+    holders = _holders(body, _NAME_KEEPS)
     for node in body.css("[class], [id]"):
         attrs = node.attributes
         name = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
         kind = _classify(name)
         if kind == "comment":
             comments.append(node)
-        elif kind == "boiler" and _removable(node, total, _NAME_KEEPS):
+        elif kind == "boiler" and _removable(node, total, _NAME_KEEPS, holders):
             node.remove()
     _drop_comments(body, comments, comment_share)
 
@@ -168,12 +181,28 @@ def _inside(node: LexborNode, ids: set[int]) -> bool:
     return False
 
 
-def _removable(node: LexborNode, total: int, keeps: str = "main, article, [role=main]") -> bool:
+_KEEPS = "main, article, [role=main]"
+
+
+def _holders(body: LexborNode, keeps: str) -> set[int]:
+    """The ``mem_id`` of every element that is or contains a match of ``keeps`` under ``body``
+    (each match and its ancestors): ``node.mem_id in _holders(body, keeps)`` is
+    ``node.css_first(keeps) is not None`` for the tree as it is now."""
+    ids: set[int] = set()
+    for node in body.css(keeps):
+        while node is not None and (key := node.mem_id) not in ids:
+            ids.add(key)
+            node = node.parent
+    return ids
+
+
+def _removable(node: LexborNode, total: int, keeps: str = _KEEPS, holders: set[int] | None = None) -> bool:
     """Chrome by its tag or name, unless it wraps the page (broken markup, odd class names):
-    never remove what holds the semantic content container (``keeps``) or most of the text."""
+    never remove what holds the semantic content container (``keeps``) or most of the text.
+    ``holders``: ``_holders(body, keeps)``, valid for the tree as it is."""
     if node.tag in ("html", "body", "main", "article") or node.parent is None:
         return False
-    if node.css_first(keeps) is not None:
+    if (node.mem_id in holders) if holders is not None else (node.css_first(keeps) is not None):
         return False
     if keeps is _NAME_KEEPS:
         return _text_len(node) <= 0.5 * total
@@ -211,32 +240,34 @@ def main_content(tree: LexborHTMLParser, tuning: Tuning = DEFAULT) -> LexborNode
 def container(tree: LexborHTMLParser, tuning: Tuning = DEFAULT) -> LexborNode | None:
     """The rule-based part: prune, pick the container, narrow it, drop link-dense blocks.
     ``bench/train_blocks.py`` learns the block classifier on what this returns."""
-    node = _container(tree, tuning)
+    lengths = Lengths()  # measured after pruning; nothing changes the tree until drop_link_blocks
+    node = _container(tree, tuning, lengths)
     if node is not None and node.tag not in ("html", "body"):
-        node = narrow(node, tuning.narrow_share)
+        node = narrow(node, tuning.narrow_share, lengths)
     if node is not None:
-        drop_link_blocks(node, tuning.link_density, tuning.link_min_chars, tuning.link_page_max)
+        drop_link_blocks(node, tuning.link_density, tuning.link_min_chars, tuning.link_page_max, lengths)
     return node
 
 
-def _container(tree: LexborHTMLParser, tuning: Tuning) -> LexborNode | None:
+def _container(tree: LexborHTMLParser, tuning: Tuning, lengths: Lengths | None = None) -> LexborNode | None:
     body = tree.body or tree.root
     if body is None:
         return None
     prune(tree, body, tuning.comment_min_share)
-    total = _text_len(body)
+    measure = lengths.text if lengths is not None else _text_len
+    total = measure(body)
     if not total:
         return body
     candidates = [n for n in body.css(_CONTAINERS)]
     if candidates:
-        sized = [(_text_len(n), n) for n in candidates]
+        sized = [(measure(n), n) for n in candidates]
         best_len, best = max(sized, key=lambda pair: pair[0])
         if best.tag == "article" or best.attributes.get("itemprop") == "articleBody":
             # Several articles side by side (a forum thread, a listing): take what holds them.
             articles = [n for length, n in sized if n.tag == "article" and length > 0.1 * best_len]
             if len(articles) > 1:
                 best = _common_ancestor(articles) or best
-                best_len = _text_len(best)
+                best_len = measure(best)
         if best_len >= tuning.container_min_share * total:
             return best
     return _descend(body, tuning.descend_share)

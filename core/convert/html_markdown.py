@@ -138,10 +138,14 @@ def _dedupe(markdown: str) -> str:
     ``_DEDUPE_RUN`` different blocks (the same paragraph three times is not a section copy). Whole blank-line-separated blocks are compared, never lines, and a single repeated
     paragraph stays (a coupon's fine print under each offer, a refrain, a test page's lorem)."""
     blocks = markdown.split("\n\n")
+    keys = [block.strip() for block in blocks]
+    # Fewer than _DEDUPE_RUN second occurrences of non-empty blocks (most pages have none): no run
+    # can hold _DEDUPE_RUN different repeated blocks, and nothing would be dropped.
+    if len(keys) - len(set(keys)) - max(0, keys.count("") - 1) < _DEDUPE_RUN:
+        return markdown
     seen: set[str] = set()
     repeat, fenced = [], False
-    for block in blocks:
-        key = block.strip()
+    for block, key in zip(blocks, keys):
         fences = sum(1 for line in block.split("\n") if line.lstrip().startswith(("```", "~~~"))) \
             if "```" in block or "~~~" in block else 0  # (most blocks hold no fence: no split)
         repeat.append(bool(key) and not fenced and not fences and key in seen)
@@ -154,7 +158,7 @@ def _dedupe(markdown: str) -> str:
         j = i
         while j < len(blocks) and repeat[j]:
             j += 1
-        if len({blocks[k].strip() for k in range(i, j)}) >= _DEDUPE_RUN:
+        if j > i and len({keys[k] for k in range(i, j)}) >= _DEDUPE_RUN:
             i = j  # a repeated section (distinct blocks seen before, in a row): drop it whole
             continue
         out.extend(blocks[i:max(j, i + 1)])
