@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 import regex
 from selectolax.lexbor import LexborNode
@@ -72,170 +73,285 @@ class Block:
 
 
 def _tokens(value: str) -> set[str]:
-    out: set[str] = set()
-    for name in value.lower().replace("_", "-").replace(":", "-").split():
-        out.update(part for part in name.split("-") if part)
-    return out
+    """The words of a class/id string: split at whitespace, "-", "_" and ":", lower case."""
+    return set(value.lower().replace("_", " ").replace(":", " ").replace("-", " ").split())
 
 
+@lru_cache(maxsize=8192)
+def _flags(value: str) -> tuple[bool, bool]:
+    """(any positive word, any negative word) in a class/id string: pages repeat their class
+    lists, so each distinct string is split once (bounded memo, shared by pages of one site)."""
+    words = _tokens(value)
+    return not _POSITIVE.isdisjoint(words), not _NEGATIVE.isdisjoint(words)
+
+
+_ENDS_CHARS = ".!?。！？।؟…"
+_COMMAS_CHARS = ",，、;；،"
 _PUNCT = regex.compile(r"\p{P}")
-_ENDS = regex.compile(r"[.!?。！？।؟…]")
-_COMMAS = regex.compile(r"[,，、;；،]")
+_ENDS = regex.compile(f"[{_ENDS_CHARS}]")
+_COMMAS = regex.compile(f"[{_COMMAS_CHARS}]")
 _DIGITS = regex.compile(r"\d")
+# runs, not single characters: fewer match objects, the same total length
+_PUNCT_RUNS = regex.compile(r"\p{P}+")
+_DIGIT_RUNS = regex.compile(r"\d+")
+# Every sentence end and comma is punctuation, so they can be counted among the punctuation
+# characters alone (a short string) instead of over the whole text.
+_ENDS_ARE_PUNCT = all(_PUNCT.match(c) for c in _ENDS_CHARS + _COMMAS_CHARS)
+# ASCII text is counted on its bytes in C (``bytes.translate`` deletes a class; the length
+# difference is its count). The byte sets are taken from the same four patterns, so both paths
+# count exactly what the patterns match.
+_ASCII = [chr(i) for i in range(128)]
+_ASCII_CLASSES = tuple("".join(c for c in _ASCII if pattern.match(c)).encode("ascii")
+                       for pattern in (_PUNCT, _ENDS, _COMMAS, _DIGITS))
 
 
 def _punct(text: str) -> tuple[int, int, int, int]:
-    """(punctuation, sentence ends, commas, digits) by Unicode class, so "。" counts as "."."""
-    return (len(_PUNCT.findall(text)), len(_ENDS.findall(text)), len(_COMMAS.findall(text)),
-            len(_DIGITS.findall(text)))
-
-
-class _Ancestors:
-    """Memoised facts about each ancestor between a block and the container."""
-
-    def __init__(self, container: LexborNode):
-        self.container_id = container.mem_id
-        self.memo: dict[int, tuple] = {container.mem_id: _ROOT_INFO}
-        self.siblings: dict[int, tuple[Counter, int]] = {}
-
-    def info(self, node: LexborNode | None) -> tuple:
-        """(depth, positive, negative, in_li, in_table, in_quote, in_furniture, in_pre,
-        repeated, chain) for ``node``, counting ``node`` itself; ``chain`` is the ``mem_id``s
-        from just below the container down to ``node``."""
-        chain = []
-        while node is not None:
-            key = node.mem_id
-            if key in self.memo:
-                break
-            chain.append((key, node))
-            node = node.parent
-        base = self.memo[key] if node is not None else _ROOT_INFO
-        for key, item in reversed(chain):
-            depth, pos, neg, li, table, quote, furniture, pre, repeated, ids = base
-            attrs = item.attributes
-            words = _tokens(f"{attrs.get('class') or ''} {attrs.get('id') or ''}")
-            tag = item.tag
-            base = (depth + 1, pos or int(bool(words & _POSITIVE)),
-                    neg or int(bool(words & _NEGATIVE)), li or int(tag == "li"),
-                    table or int(tag in ("table", "tr")), quote or int(tag == "blockquote"),
-                    furniture or int(tag in ("header", "footer", "aside", "nav", "figure", "form")),
-                    pre or tag == "pre", max(repeated, _repeats(item, self.siblings)), ids + (key,))
-            self.memo[key] = base
-        return base
+    """(punctuation, sentence ends, commas, digits) by Unicode class, so "。" counts as ".".
+    The counts are how many characters of ``text`` ``_PUNCT``, ``_ENDS``, ``_COMMAS`` and
+    ``_DIGITS`` match; ASCII text on its bytes, other text with two regex passes, not four."""
+    if text.isascii():
+        data = text.encode("ascii")
+        size = len(data)
+        punct, ends, commas, digits = _ASCII_CLASSES
+        return (size - len(data.translate(None, punct)), size - len(data.translate(None, ends)),
+                size - len(data.translate(None, commas)), size - len(data.translate(None, digits)))
+    digits = sum(map(len, _DIGIT_RUNS.findall(text)))
+    marks = "".join(_PUNCT_RUNS.findall(text))
+    if not marks:
+        return 0, 0, 0, digits
+    pool = marks if _ENDS_ARE_PUNCT else text
+    return len(marks), len(_ENDS.findall(pool)), len(_COMMAS.findall(pool)), digits
 
 
 _ROOT_INFO = (0, 0, 0, 0, 0, 0, 0, False, 0, ())
+_FURNITURE = frozenset({"header", "footer", "aside", "nav", "figure", "form"})
 
 
-def _signature(node: LexborNode) -> tuple[str, str]:
-    return node.tag or "", node.attributes.get("class") or ""
+class _Tree:
+    """What ``blocks`` learns about the container's subtree, so nothing is asked of the DOM
+    twice: each visited node's parent (recorded by the one upward walk that finds the leaves),
+    the facts of each ancestor (memoised top-down), each parent's children."""
 
+    def __init__(self, container: LexborNode):
+        self.top = container.mem_id
+        # mem_id -> (parent mem_id, parent node), for the candidates and all their ancestors
+        # below the container
+        self.up: dict[int, tuple[int, LexborNode]] = {}
+        self.memo: dict[int, tuple] = {self.top: _ROOT_INFO}
+        self.counts: dict[int, int] = {}  # parent mem_id -> number of non-text children
+        self.signatures: dict[int, Counter] = {}  # parent mem_id -> (tag, class) of classed children
+        self.owner: dict[int, int] = {}  # mem_id -> index of the block holding it, -1 none (_owners)
 
-def _repeats(node: LexborNode, memo: dict | None = None, parent: LexborNode | None = None) -> int:
-    """How many siblings (including ``node``) share its tag and class — cards, teasers,
-    comments and posts come in runs. ``memo`` caches each parent's signature counts."""
-    parent = parent if parent is not None else node.parent
-    if parent is None or not node.attributes.get("class"):
-        return 0
-    counts = _sibling_counts(parent, memo)[0]
-    return counts[_signature(node)]
+    def info(self, key: int, node: LexborNode) -> tuple:
+        """(depth, positive, negative, in_li, in_table, in_quote, in_furniture, in_pre,
+        repeated, chain) for ``node``, counting ``node`` itself; ``chain`` is the ``mem_id``s
+        from just below the container down to ``node``."""
+        memo, up = self.memo, self.up
+        chain = []
+        base = memo.get(key)
+        while base is None:
+            chain.append((key, node))
+            entry = up.get(key)
+            if entry is None:  # no parent: the tree's top
+                base = _ROOT_INFO
+                break
+            key, node = entry
+            base = memo.get(key)
+        for key, item in reversed(chain):
+            depth, pos, neg, li, table, quote, furniture, pre, repeated, ids = base
+            attrs = item.attributes
+            cls = attrs.get("class")
+            positive, negative = _flags(f"{cls or ''} {attrs.get('id') or ''}")
+            tag = item.tag
+            same = self.repeats(key, tag, cls) if cls else 0
+            base = (depth + 1, pos or int(positive), neg or int(negative), li or int(tag == "li"),
+                    table or int(tag in ("table", "tr")), quote or int(tag == "blockquote"),
+                    furniture or int(tag in _FURNITURE),
+                    pre or tag == "pre", max(repeated, same), ids + (key,))
+            memo[key] = base
+        return base
 
+    def repeats(self, key: int, tag: str | None, cls: str) -> int:
+        """How many siblings (including the node ``key``, whose class ``cls`` is not empty) share
+        its tag and class — cards, teasers, comments and posts come in runs."""
+        entry = self.up.get(key)
+        if entry is None:
+            return 0
+        parent_key, parent = entry
+        counts = self.signatures.get(parent_key)
+        if counts is None:
+            counts = Counter()
+            for child in parent.iter(include_text=False):
+                value = child.attributes.get("class")
+                if value:
+                    counts[(child.tag or "", value)] += 1
+            self.signatures[parent_key] = counts
+        return counts[(tag or "", cls)]
 
-def _sibling_counts(parent: LexborNode, memo: dict | None) -> tuple[Counter, int]:
-    key = parent.mem_id
-    if memo is not None and key in memo:
-        return memo[key]
-    children = [_signature(c) for c in parent.iter(include_text=False)]
-    value = (Counter(children), len(children))
-    if memo is not None:
-        memo[key] = value
-    return value
+    def children(self, key: int) -> int:
+        """The number of non-text children of the parent of the node ``key`` (1 at the top)."""
+        entry = self.up.get(key)
+        if entry is None:
+            return 1
+        parent_key, parent = entry
+        count = self.counts.get(parent_key)
+        if count is None:
+            count = self.counts[parent_key] = sum(1 for _ in parent.iter(include_text=False))
+        return count
 
 
 def _text(node: LexborNode) -> str:
     return node.text(deep=True, separator=" ", strip=True)
 
 
+def _leaves(container: LexborNode, tree: _Tree) -> tuple[list[tuple[int, LexborNode]], set[int]]:
+    """The block-tag elements under ``container`` in document order, and the mem_ids of the
+    elements with one of them below (not leaves); fills ``tree.up`` on the way."""
+    top, up = tree.top, tree.up
+    candidates = [(n.mem_id, n) for n in container.css(_BLOCK_SELECTOR)]
+    candidates = [(key, n) for key, n in candidates if key != top]  # css() includes the node
+    inner: set[int] = set()
+    for key, node in candidates:
+        parent = node.parent
+        while parent is not None:
+            parent_key = parent.mem_id
+            up[key] = (parent_key, parent)
+            if parent_key == top or parent_key in inner:
+                break
+            inner.add(parent_key)
+            key, parent = parent_key, parent.parent
+    return candidates, inner
+
+
+def _owners(container: LexborNode, tree: _Tree, index: dict[int, int],
+            query: str) -> list[tuple[LexborNode, int]]:
+    """Every ``query`` match under ``container`` with the index of the block holding it (-1:
+    none), by one query over the container and a memoised walk up from each match — the same
+    sets as the query run from each block, since blocks never nest."""
+    up, top = tree.up, tree.top
+    owner = tree.owner
+    out = []
+    for match in container.css(query):
+        path = []
+        key = match.mem_id
+        node: LexborNode | None = match
+        found = owner.get(key)
+        while found is None:
+            if key in index:
+                found = index[key]
+                break
+            if key == top:
+                found = -1
+                break
+            path.append(key)
+            entry = up.get(key)
+            if entry is not None:
+                key, node = entry
+            else:
+                node = node.parent
+                if node is None:
+                    found = -1
+                    break
+                key = node.mem_id
+            found = owner.get(key)
+        for step in path:
+            owner[step] = found
+        out.append((match, found))
+    return out
+
+
 def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
     """The leaf blocks under ``container`` in document order, with their feature vectors.
     At most ``limit`` blocks (a bound for hostile pages; the rest are kept untouched)."""
-    top = container.mem_id
-    candidates = [(n.mem_id, n) for n in container.css(_BLOCK_SELECTOR)]
-    candidates = [(key, n) for key, n in candidates if key != top]  # css() includes the node
-    inner: set[int] = set()  # elements with a block below them: not leaves
-    for _, node in candidates:
-        parent = node.parent
-        while parent is not None:
-            key = parent.mem_id
-            if key == top or key in inner:
-                break
-            inner.add(key)
-            parent = parent.parent
-    ancestors = _Ancestors(container)
-    found: list[tuple[LexborNode, str, tuple, tuple]] = []
+    tree = _Tree(container)
+    candidates, inner = _leaves(container, tree)
+    up = tree.up
+    found: list[tuple[int, LexborNode, str, str | None, tuple]] = []
     for key, node in candidates:
         if len(found) >= limit:
             break
-        if key in inner and node.tag != "pre":
-            continue
-        parent_info = ancestors.info(node.parent)
+        tag = None
+        if key in inner:
+            tag = node.tag
+            if tag != "pre":
+                continue
+        entry = up.get(key)
+        parent_info = tree.info(*entry) if entry is not None else _ROOT_INFO
         if parent_info[7]:  # inside a <pre>: the <pre> is the block
             continue
         text = _text(node)
         if not text:
             continue
-        found.append((node, text, parent_info, (parent_info[0] + 1,)))
+        found.append((key, node, text, tag if tag is not None else node.tag, parent_info))
     if not found:
         return []
-    total = sum(len(text) for _, text, _, _ in found) or 1
-    container_links = sum(len(_text(a)) for a in container.css("a"))
+    index = {key: i for i, (key, *_) in enumerate(found)}
+    n = len(found)
+    link_chars = [0] * n
+    links = [0] * n
+    container_links = 0
+    for anchor, i in _owners(container, tree, index, "a"):
+        size = len(_text(anchor))
+        container_links += size
+        if i >= 0:
+            link_chars[i] += size
+            links[i] += 1
+    has_img = [0.0] * n
+    for _, i in _owners(container, tree, index, "img"):
+        if i >= 0:
+            has_img[i] = 1.0
+    total = sum(len(text) for _, _, text, _, _ in found) or 1
     container_chars = len(_text(container)) or 1
+    log_container = math.log1p(container_chars)
+    container_density = min(1.0, container_links / container_chars)
+    log_n = math.log1p(n)
     heading_seen = False
     out: list[Block] = []
     before = 0
-    n = len(found)
     link_densities, log_chars = [], []
-    for i, (node, text, parent_info, own_info) in enumerate(found):
+    groups = len(_TAG_GROUPS)
+    for i, (key, node, text, tag, parent_info) in enumerate(found):
         chars = len(text)
         words = max(1, len(text.split()))
-        anchors = node.css("a") if node.tag != "pre" else []
-        link_chars = sum(len(_text(a)) for a in anchors)
-        links = len(anchors)
+        if tag == "pre":  # a code block's links are code, not navigation
+            block_links = block_link_chars = 0
+        else:
+            block_links, block_link_chars = links[i], link_chars[i]
         punct, ends, commas, digits = _punct(text)
         attrs = node.attributes
-        own = _tokens(f"{attrs.get('class') or ''} {attrs.get('id') or ''}")
-        tags = [0.0] * len(_TAG_GROUPS)
-        index = _TAG_INDEX.get(node.tag or "")
-        if index is not None:
-            tags[index] = 1.0
-        if node.tag in ("h1", "h2"):
+        cls = attrs.get("class")
+        positive, negative = _flags(f"{cls or ''} {attrs.get('id') or ''}")
+        tags = [0.0] * groups
+        group = _TAG_INDEX.get(tag or "")
+        if group is not None:
+            tags[group] = 1.0
+        if tag in ("h1", "h2"):
             heading_seen = True
-        parent = node.parent
-        same = _repeats(node, ancestors.siblings, parent)
-        siblings = _sibling_counts(parent, ancestors.siblings)[1] if parent is not None else 1
-        density = min(1.0, link_chars / chars)
+        same = tree.repeats(key, tag, cls) if cls else 0
+        siblings = tree.children(key)
+        density = min(1.0, block_link_chars / chars)
         link_densities.append(density)
-        log_chars.append(math.log1p(chars))
+        log_size = math.log1p(chars)
+        log_chars.append(log_size)
         features = [
-            math.log1p(chars), math.log1p(words), density, math.log1p(links),
+            log_size, math.log1p(words), density, math.log1p(block_links),
             punct / chars, 100.0 * ends / chars, 100.0 * commas / chars, digits / chars,
-            min(30.0, chars / words), float(min(own_info[0], 40)), i / n, before / total,
+            min(30.0, chars / words), float(min(parent_info[0] + 1, 40)), i / n, before / total,
             chars / total, *tags,
-            float(bool(own & _POSITIVE)), float(bool(own & _NEGATIVE)),
+            float(positive), float(negative),
             float(parent_info[1]), float(parent_info[2]), float(parent_info[3]),
             float(parent_info[4]), float(parent_info[5]), float(parent_info[6]),
-            float(node.css_first("img") is not None),
+            has_img[i],
             same / max(1, siblings), math.log1p(same), math.log1p(parent_info[8]),
             float(not heading_seen),
             0.0, 0.0, 0.0, 0.0,  # neighbours, filled below
-            math.log1p(container_chars), min(1.0, container_links / container_chars),
-            math.log1p(n),
+            log_container, container_density, log_n,
             0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,  # branches, filled below
         ]
         before += chars
         out.append(Block(node, chars, features, parent_info[9]))
-    _branch_features(out, [info[9] for _, _, info, _ in found], total)
-    k = NAMES.index("prev_link_density")
+    _branch_features(out, total)
+    k = _PREV_LINK_DENSITY
     for i, block in enumerate(out):
         block.features[k] = link_densities[i - 1] if i else -1.0
         block.features[k + 1] = link_densities[i + 1] if i + 1 < n else -1.0
@@ -244,23 +360,33 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
     return out
 
 
-def _branch_features(out: list[Block], chains: list[tuple[int, ...]], total: int) -> None:
+_PREV_LINK_DENSITY = NAMES.index("prev_link_density")
+_BRANCH1_SHARE = NAMES.index("branch1_share")
+
+
+def _branch_features(out: list[Block], total: int) -> None:
     """Where the block sits relative to the page's text mass: the share of the container's
     block text (and the link density) of its ancestors 1, 2 and 3 levels below the container,
     and its tree distance to the longest block (the article is one branch; teasers, comments
     and menus are other branches)."""
-    sizes: dict[int, list] = {}  # ancestor id -> [block chars, link density sum * chars]
-    for block, chain in zip(out, chains):
+    # ancestor id -> [block chars, link density sum * chars]; only the three levels below the
+    # container are read, each summed over the blocks in document order
+    sizes: dict[int, list] = {}
+    for block in out:
         density = block.features[2]
-        for anc in chain:
-            entry = sizes.setdefault(anc, [0, 0.0])
+        for anc in block.chain[:3]:
+            entry = sizes.get(anc)
+            if entry is None:
+                entry = sizes[anc] = [0, 0.0]
             entry[0] += block.chars
             entry[1] += density * block.chars
     longest = max(range(len(out)), key=lambda i: out[i].chars)
-    mass_ids = set(chains[longest])
-    base = NAMES.index("branch1_share")
-    for block, chain in zip(out, chains):
+    mass_ids = set(out[longest].chain)
+    base = _BRANCH1_SHARE
+    placed: dict[int, tuple[float, float, float]] = {}  # id(chain) -> distance, lca depth, in mass
+    for block in out:
         f = block.features
+        chain = block.chain
         for level in range(3):
             if level < len(chain):
                 chars, links = sizes[chain[level]]
@@ -271,11 +397,13 @@ def _branch_features(out: list[Block], chains: list[tuple[int, ...]], total: int
                 f[base + level] = block.chars / total
                 if level < 2:
                     f[base + 3 + level] = f[2]
-        lca = -1
-        for d in range(len(chain) - 1, -1, -1):
-            if chain[d] in mass_ids:
-                lca = d
-                break
-        f[base + 5] = float(min(40, len(chain) - 1 - lca))
-        f[base + 6] = float(lca + 1)
-        f[base + 7] = float(bool(chain) and chain[0] in mass_ids)
+        where = placed.get(id(chain))
+        if where is None:  # blocks of one parent share their chain tuple
+            lca = -1
+            for d in range(len(chain) - 1, -1, -1):
+                if chain[d] in mass_ids:
+                    lca = d
+                    break
+            where = placed[id(chain)] = (float(min(40, len(chain) - 1 - lca)), float(lca + 1),
+                                         float(bool(chain) and chain[0] in mass_ids))
+        f[base + 5], f[base + 6], f[base + 7] = where
