@@ -17,7 +17,6 @@ per ancestor; ~1–3 ms on a typical page.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -36,6 +35,10 @@ _TAG_GROUPS = (("p",), ("li", "dt", "dd"), ("h1",), ("h2", "h3"), ("h4", "h5", "
                ("blockquote",), ("tr",), ("figcaption", "caption"),
                ("div", "section", "article", "main", "center"))
 _TAG_INDEX = {tag: i for i, group in enumerate(_TAG_GROUPS) for tag in group}
+_NO_TAG = (0.0,) * len(_TAG_GROUPS)
+# the one-hot tag features of each grouped tag
+_TAG_VECTORS = {tag: tuple(1.0 if j == i else 0.0 for j in range(len(_TAG_GROUPS)))
+                for tag, i in _TAG_INDEX.items()}
 # Generic markup words (class/id tokens), not natural language: content vs. furniture.
 _POSITIVE = frozenset({"content", "article", "post", "entry", "body", "text", "story", "main",
                        "prose", "markdown", "description", "message", "answer", "question",
@@ -124,6 +127,7 @@ def _punct(text: str) -> tuple[int, int, int, int]:
 
 
 _ROOT_INFO = (0, 0, 0, 0, 0, 0, 0, False, 0, ())
+_NO_FLAGS = (False, False)  # what ``_flags`` gives a node without class and id
 _FURNITURE = frozenset({"header", "footer", "aside", "nav", "figure", "form"})
 
 
@@ -138,8 +142,7 @@ class _Tree:
         # below the container
         self.up: dict[int, tuple[int, LexborNode]] = {}
         self.memo: dict[int, tuple] = {self.top: _ROOT_INFO}
-        self.counts: dict[int, int] = {}  # parent mem_id -> number of non-text children
-        self.signatures: dict[int, Counter] = {}  # parent mem_id -> (tag, class) of classed children
+        self.family: dict[int, tuple[int, dict]] = {}  # parent mem_id -> _siblings
         self.owner: dict[int, int] = {}  # mem_id -> index of the block holding it, -1 none (_owners)
 
     def info(self, key: int, node: LexborNode) -> tuple:
@@ -160,8 +163,8 @@ class _Tree:
         for key, item in reversed(chain):
             depth, pos, neg, li, table, quote, furniture, pre, repeated, ids = base
             attrs = item.attributes
-            cls = attrs.get("class")
-            positive, negative = _flags(f"{cls or ''} {attrs.get('id') or ''}")
+            cls, ident = attrs.get("class"), attrs.get("id")
+            positive, negative = _flags(f"{cls or ''} {ident or ''}") if cls or ident else _NO_FLAGS
             tag = item.tag
             same = self.repeats(key, tag, cls) if cls else 0
             base = (depth + 1, pos or int(positive), neg or int(negative), li or int(tag == "li"),
@@ -177,61 +180,86 @@ class _Tree:
         entry = self.up.get(key)
         if entry is None:
             return 0
-        parent_key, parent = entry
-        counts = self.signatures.get(parent_key)
-        if counts is None:
-            counts = Counter()
-            for child in parent.iter(include_text=False):
-                value = child.attributes.get("class")
-                if value:
-                    counts[(child.tag or "", value)] += 1
-            self.signatures[parent_key] = counts
-        return counts[(tag or "", cls)]
+        return self._siblings(*entry)[1].get((tag or "", cls), 0)
 
     def children(self, key: int) -> int:
         """The number of non-text children of the parent of the node ``key`` (1 at the top)."""
         entry = self.up.get(key)
         if entry is None:
             return 1
-        parent_key, parent = entry
-        count = self.counts.get(parent_key)
-        if count is None:
-            count = self.counts[parent_key] = sum(1 for _ in parent.iter(include_text=False))
-        return count
+        return self._siblings(*entry)[0]
+
+    def _siblings(self, parent_key: int, parent: LexborNode) -> tuple[int, dict]:
+        """(non-text children, {(tag, class): count} of the classed ones) of ``parent``, once."""
+        value = self.family.get(parent_key)
+        if value is None:
+            count = 0
+            signatures: dict[tuple[str, str], int] = {}
+            for child in parent.iter(include_text=False):
+                count += 1
+                cls = child.attributes.get("class")
+                if cls:
+                    signature = (child.tag or "", cls)
+                    signatures[signature] = signatures.get(signature, 0) + 1
+            value = self.family[parent_key] = (count, signatures)
+        return value
 
 
 def _text(node: LexborNode) -> str:
     return node.text(deep=True, separator=" ", strip=True)
 
 
-def _leaves(container: LexborNode, tree: _Tree) -> tuple[list[tuple[int, LexborNode]], set[int]]:
-    """The block-tag elements under ``container`` in document order, and the mem_ids of the
-    elements with one of them below (not leaves); fills ``tree.up`` on the way."""
-    top, up = tree.top, tree.up
-    candidates = [(n.mem_id, n) for n in container.css(_BLOCK_SELECTOR)]
-    candidates = [(key, n) for key, n in candidates if key != top]  # css() includes the node
-    inner: set[int] = set()
-    for key, node in candidates:
-        parent = node.parent
-        while parent is not None:
-            parent_key = parent.mem_id
-            up[key] = (parent_key, parent)
-            if parent_key == top or parent_key in inner:
-                break
-            inner.add(parent_key)
-            key, parent = parent_key, parent.parent
-    return candidates, inner
+class _Walk:
+    """One pass over the container's elements in document order (``traverse``): the block-tag
+    elements (candidates, with their tag), the anchors and the images — what
+    ``css(_BLOCK_SELECTOR)``, ``css("a")`` and ``css("img")`` return (tag ids are how Lexbor's
+    type selectors match: by tag, in any namespace), for one walk instead of three queries."""
+
+    def __init__(self, container: LexborNode, tree: _Tree):
+        top = tree.top
+        self.candidates: list[tuple[int, LexborNode, str]] = []
+        self.anchors: list[LexborNode] = []
+        self.images: list[LexborNode] = []
+        kinds: dict[int, tuple[int, str]] = {}  # tag id -> (0 other, 1 block, 2 a, 3 img; tag)
+        candidates, anchors, images = self.candidates, self.anchors, self.images
+        for node in container.traverse(include_text=False):
+            tag_id = node.tag_id
+            kind = kinds.get(tag_id)
+            if kind is None:
+                tag = node.tag
+                kind = kinds[tag_id] = (1 if tag in _BLOCK_TAGS else 2 if tag == "a"
+                                        else 3 if tag == "img" else 0, tag)
+            if kind[0] == 1:
+                key = node.mem_id
+                if key != top:  # the container itself is not one of its blocks
+                    candidates.append((key, node, kind[1]))
+            elif kind[0] == 2:
+                anchors.append(node)
+            elif kind[0] == 3:
+                images.append(node)
+        # the elements with a candidate below them (not leaves), and every candidate's and
+        # ancestor's parent, from one walk up that stops where an earlier one passed
+        self.inner = inner = set()
+        up = tree.up
+        for key, node, _ in candidates:
+            parent = node.parent
+            while parent is not None:
+                parent_key = parent.mem_id
+                up[key] = (parent_key, parent)
+                if parent_key == top or parent_key in inner:
+                    break
+                inner.add(parent_key)
+                key, parent = parent_key, parent.parent
 
 
-def _owners(container: LexborNode, tree: _Tree, index: dict[int, int],
-            query: str) -> list[tuple[LexborNode, int]]:
-    """Every ``query`` match under ``container`` with the index of the block holding it (-1:
-    none), by one query over the container and a memoised walk up from each match — the same
-    sets as the query run from each block, since blocks never nest."""
+def _owners(matches: list[LexborNode], tree: _Tree, index: dict[int, int]) -> list[int]:
+    """For each of ``matches`` (elements under the container), the index of the block holding
+    it (-1: none), by a memoised walk up from each — the same as a query run from each block,
+    since blocks never nest."""
     up, top = tree.up, tree.top
     owner = tree.owner
     out = []
-    for match in container.css(query):
+    for match in matches:
         path = []
         key = match.mem_id
         node: LexborNode | None = match
@@ -256,7 +284,7 @@ def _owners(container: LexborNode, tree: _Tree, index: dict[int, int],
             found = owner.get(key)
         for step in path:
             owner[step] = found
-        out.append((match, found))
+        out.append(found)
     return out
 
 
@@ -264,25 +292,25 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
     """The leaf blocks under ``container`` in document order, with their feature vectors.
     At most ``limit`` blocks (a bound for hostile pages; the rest are kept untouched)."""
     tree = _Tree(container)
-    candidates, inner = _leaves(container, tree)
-    up = tree.up
-    found: list[tuple[int, LexborNode, str, str | None, tuple]] = []
-    for key, node in candidates:
+    walk = _Walk(container, tree)
+    inner, up, memo = walk.inner, tree.up, tree.memo
+    found: list[tuple[int, LexborNode, str, str, tuple]] = []
+    for key, node, tag in walk.candidates:
         if len(found) >= limit:
             break
-        tag = None
-        if key in inner:
-            tag = node.tag
-            if tag != "pre":
-                continue
+        if key in inner and tag != "pre":
+            continue
         entry = up.get(key)
-        parent_info = tree.info(*entry) if entry is not None else _ROOT_INFO
+        if entry is None:
+            parent_info = _ROOT_INFO
+        else:
+            parent_info = memo.get(entry[0]) or tree.info(*entry)
         if parent_info[7]:  # inside a <pre>: the <pre> is the block
             continue
         text = _text(node)
         if not text:
             continue
-        found.append((key, node, text, tag if tag is not None else node.tag, parent_info))
+        found.append((key, node, text, tag, parent_info))
     if not found:
         return []
     index = {key: i for i, (key, *_) in enumerate(found)}
@@ -290,14 +318,14 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
     link_chars = [0] * n
     links = [0] * n
     container_links = 0
-    for anchor, i in _owners(container, tree, index, "a"):
+    for anchor, i in zip(walk.anchors, _owners(walk.anchors, tree, index)):
         size = len(_text(anchor))
         container_links += size
         if i >= 0:
             link_chars[i] += size
             links[i] += 1
     has_img = [0.0] * n
-    for _, i in _owners(container, tree, index, "img"):
+    for i in _owners(walk.images, tree, index):
         if i >= 0:
             has_img[i] = 1.0
     total = sum(len(text) for _, _, text, _, _ in found) or 1
@@ -309,7 +337,7 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
     out: list[Block] = []
     before = 0
     link_densities, log_chars = [], []
-    groups = len(_TAG_GROUPS)
+    ancestry: dict[int, tuple] = {}  # id(parent_info) -> its features, as floats
     for i, (key, node, text, tag, parent_info) in enumerate(found):
         chars = len(text)
         words = max(1, len(text.split()))
@@ -319,12 +347,8 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
             block_links, block_link_chars = links[i], link_chars[i]
         punct, ends, commas, digits = _punct(text)
         attrs = node.attributes
-        cls = attrs.get("class")
-        positive, negative = _flags(f"{cls or ''} {attrs.get('id') or ''}")
-        tags = [0.0] * groups
-        group = _TAG_INDEX.get(tag or "")
-        if group is not None:
-            tags[group] = 1.0
+        cls, ident = attrs.get("class"), attrs.get("id")
+        positive, negative = _flags(f"{cls or ''} {ident or ''}") if cls or ident else _NO_FLAGS
         if tag in ("h1", "h2"):
             heading_seen = True
         same = tree.repeats(key, tag, cls) if cls else 0
@@ -333,15 +357,17 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
         link_densities.append(density)
         log_size = math.log1p(chars)
         log_chars.append(log_size)
+        above = ancestry.get(id(parent_info))
+        if above is None:
+            above = ancestry[id(parent_info)] = (
+                float(parent_info[1]), float(parent_info[2]), float(parent_info[3]),
+                float(parent_info[4]), float(parent_info[5]), float(parent_info[6]))
         features = [
             log_size, math.log1p(words), density, math.log1p(block_links),
             punct / chars, 100.0 * ends / chars, 100.0 * commas / chars, digits / chars,
             min(30.0, chars / words), float(min(parent_info[0] + 1, 40)), i / n, before / total,
-            chars / total, *tags,
-            float(positive), float(negative),
-            float(parent_info[1]), float(parent_info[2]), float(parent_info[3]),
-            float(parent_info[4]), float(parent_info[5]), float(parent_info[6]),
-            has_img[i],
+            chars / total, *_TAG_VECTORS.get(tag or "", _NO_TAG),
+            float(positive), float(negative), *above, has_img[i],
             same / max(1, siblings), math.log1p(same), math.log1p(parent_info[8]),
             float(not heading_seen),
             0.0, 0.0, 0.0, 0.0,  # neighbours, filled below
@@ -373,20 +399,43 @@ def _branch_features(out: list[Block], total: int) -> None:
     # container are read, each summed over the blocks in document order
     sizes: dict[int, list] = {}
     for block in out:
-        density = block.features[2]
+        chars = block.chars
+        weighted = block.features[2] * chars
         for anc in block.chain[:3]:
             entry = sizes.get(anc)
             if entry is None:
-                entry = sizes[anc] = [0, 0.0]
-            entry[0] += block.chars
-            entry[1] += density * block.chars
+                sizes[anc] = [chars, weighted]
+            else:
+                entry[0] += chars
+                entry[1] += weighted
     longest = max(range(len(out)), key=lambda i: out[i].chars)
     mass_ids = set(out[longest].chain)
     base = _BRANCH1_SHARE
-    placed: dict[int, tuple[float, float, float]] = {}  # id(chain) -> distance, lca depth, in mass
+    # blocks of one parent share their chain tuple: what depends on the chain alone is worked
+    # out once per parent (all eight values when the chain reaches three levels down)
+    placed: dict[int, tuple] = {}
     for block in out:
         f = block.features
         chain = block.chain
+        where = placed.get(id(chain))
+        if where is None:
+            lca = -1
+            for d in range(len(chain) - 1, -1, -1):
+                if chain[d] in mass_ids:
+                    lca = d
+                    break
+            tail = (float(min(40, len(chain) - 1 - lca)), float(lca + 1),
+                    float(bool(chain) and chain[0] in mass_ids))
+            if len(chain) >= 3:
+                (c1, l1), (c2, l2), (c3, _) = sizes[chain[0]], sizes[chain[1]], sizes[chain[2]]
+                where = (c1 / total, c2 / total, c3 / total, l1 / c1 if c1 else 0.0,
+                         l2 / c2 if c2 else 0.0, *tail)
+            else:
+                where = tail
+            placed[id(chain)] = where
+        if len(where) == 8:
+            f[base:base + 8] = where
+            continue
         for level in range(3):
             if level < len(chain):
                 chars, links = sizes[chain[level]]
@@ -397,13 +446,4 @@ def _branch_features(out: list[Block], total: int) -> None:
                 f[base + level] = block.chars / total
                 if level < 2:
                     f[base + 3 + level] = f[2]
-        where = placed.get(id(chain))
-        if where is None:  # blocks of one parent share their chain tuple
-            lca = -1
-            for d in range(len(chain) - 1, -1, -1):
-                if chain[d] in mass_ids:
-                    lca = d
-                    break
-            where = placed[id(chain)] = (float(min(40, len(chain) - 1 - lca)), float(lca + 1),
-                                         float(bool(chain) and chain[0] in mass_ids))
         f[base + 5], f[base + 6], f[base + 7] = where
