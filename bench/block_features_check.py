@@ -9,7 +9,8 @@ the old module (``git show REV:core/convert/blocks/features.py``, bench/old_code
 today's, on the same tree, and compares node, chars, chain and every feature exactly (``==`` on the
 floats, and their ``repr``). ``--body`` also compares both on each page's whole ``<body>`` (a fresh
 parse, no pruning: more blocks, deeper trees, the 3,000-block bound) — harder input than the served
-containers. Both variants are timed interleaved on each input (median of ``--rounds``), so machine
+containers — and on the rules' container of the raw DOM (no hidden-content removal: what
+bench/train_blocks.py trains on). Both variants are timed interleaved on each input (median of ``--rounds``), so machine
 load falls on them alike.
 
     nice -n 10 .venv/bin/python bench/block_features_check.py [--before main] [--limit N] [--body]
@@ -32,6 +33,7 @@ from selectolax.lexbor import LexborHTMLParser  # noqa: E402
 
 from webshelf.core.convert import by_type, css_hidden, html_main_content  # noqa: E402
 from webshelf.core.convert.blocks import features  # noqa: E402
+from webshelf.core.convert.html_main_content import container  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 import extract_quality as eq  # noqa: E402
@@ -107,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
                 body = tree.body or tree.root
                 if body is not None:
                     checker.check(f"{corpus} body", key, body)
+                raw = container(LexborHTMLParser(page["html"]))
+                if raw is not None:
+                    checker.check(f"{corpus} raw container", key, raw)
     html_main_content.select = select
     total = sum(checker.compared.values())
     print(f"{total} inputs compared (before = {args.before}, after = working tree): "
