@@ -1,4 +1,4 @@
-"""Edge cases of the block features' cheaper helpers (core/convert/blocks/features.py): each must
+"""Edge cases of the block features' cheaper helpers (core/convert/blocks/features.py and tree.py): each must
 give what its plain definition gives — the counts of the four punctuation patterns, the class/id
 words, and a block's links and images as ``css("a")`` / ``css_first("img")`` run from the block
 itself (nested anchors, anchors and images in ``<pre>``, anchors wrapping blocks, a container
@@ -12,7 +12,7 @@ import math
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from webshelf.core.convert.blocks import features
+from webshelf.core.convert.blocks import features, tree
 
 NAMES = features.NAMES
 
@@ -32,13 +32,13 @@ def test_punct_counts_what_the_four_patterns_match(text):
 
 
 def test_class_and_id_words_split_at_separators_and_ignore_case():
-    assert features._tokens("Post-Body  entry_title nav:main --x- \u00a0Side") == {
+    assert tree.tokens("Post-Body  entry_title nav:main --x- \u00a0Side") == {
         "post", "body", "entry", "title", "nav", "main", "x", "side"}
-    assert features._tokens(" ") == set()
-    assert features._flags("article-body") == (True, False)
-    assert features._flags("sidebar widget") == (False, True)
-    assert features._flags("post comments") == (True, True)
-    assert features._flags(" ") == features._NO_FLAGS == (False, False)
+    assert tree.tokens(" ") == set()
+    assert tree.flags("article-body") == (True, False)
+    assert tree.flags("sidebar widget") == (False, True)
+    assert tree.flags("post comments") == (True, True)
+    assert tree.flags(" ") == tree.NO_FLAGS == (False, False)
 
 
 def _reference_links(block_node) -> tuple[int, int, bool]:

@@ -1,7 +1,7 @@
 """Per-block features for the learned keep/drop classifier (``core.convert.blocks``).
 
 A *block* is a leaf of the block structure inside the chosen container: an element of
-``_BLOCK_TAGS`` holding no other such element (a paragraph, a list item, a heading, a table
+``BLOCK_TAGS`` holding no other such element (a paragraph, a list item, a heading, a table
 row, a ``<div>`` of plain text), and every ``<pre>`` whole. Features are language-independent
 on purpose — the model must work on pages and languages WCXB does not have: text and link
 lengths, punctuation and digit densities (Unicode punctuation, so CJK and Cyrillic pages look
@@ -10,27 +10,23 @@ lists, product cards) and a few generic markup words in class/id (markup is writ
 on sites in every language). No word list of any natural language.
 
 The same code computes features for training (``bench/train_blocks.py``) and at run time, so
-there is no train/serve skew. Cost: a few C calls per block (text, links) and one memoised walk
-per ancestor; ~1–3 ms on a typical page.
+there is no train/serve skew. Cost: the container is walked once (``blocks.tree``: no CSS query
+per block), then per block one ``text()`` call, its class and id, and the punctuation counts in
+one or two C passes; ~1 ms on a median page (docs/benchmarks.md "Block features: the same
+floats, cheaper"). Speed work here must keep every float: bench/block_features_check.py compares
+the features with an earlier commit's on every corpus page.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import regex
 from selectolax.lexbor import LexborNode
 
-# td/th are not blocks: a table row is the unit (dropping a cell would break a data table).
-_BLOCK_TAGS = frozenset({
-    "p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "tr", "dt", "dd",
-    "figcaption", "caption", "div", "section", "article", "header", "footer", "aside", "nav",
-    "form", "ul", "ol", "dl", "table", "tbody", "thead", "main", "figure", "address", "details",
-    "summary", "center", "fieldset",
-})
-_BLOCK_SELECTOR = ", ".join(sorted(_BLOCK_TAGS))
+from webshelf.core.convert.blocks.tree import NO_FLAGS, ROOT_INFO, Tree, Walk, flags, node_text, owners
+
 _TAG_GROUPS = (("p",), ("li", "dt", "dd"), ("h1",), ("h2", "h3"), ("h4", "h5", "h6"), ("pre",),
                ("blockquote",), ("tr",), ("figcaption", "caption"),
                ("div", "section", "article", "main", "center"))
@@ -39,18 +35,6 @@ _NO_TAG = (0.0,) * len(_TAG_GROUPS)
 # the one-hot tag features of each grouped tag
 _TAG_VECTORS = {tag: tuple(1.0 if j == i else 0.0 for j in range(len(_TAG_GROUPS)))
                 for tag, i in _TAG_INDEX.items()}
-# Generic markup words (class/id tokens), not natural language: content vs. furniture.
-_POSITIVE = frozenset({"content", "article", "post", "entry", "body", "text", "story", "main",
-                       "prose", "markdown", "description", "message", "answer", "question",
-                       "blog", "page", "paragraph", "richtext", "copy", "doc", "docs"})
-_NEGATIVE = frozenset({"meta", "author", "byline", "date", "time", "tag", "tags", "category",
-                       "categories", "widget", "card", "teaser", "item", "list", "related",
-                       "comment", "comments", "reply", "footer", "share", "social", "caption",
-                       "credit", "credits", "thumb", "thumbnail", "price", "rating", "review",
-                       "reviews", "user", "avatar", "signature", "sig", "button", "btn", "links",
-                       "menu", "nav", "sidebar", "promo", "ad", "ads", "badge", "label", "info",
-                       "profile", "vote", "votes", "stats", "count", "toc", "breadcrumb",
-                       "pagination", "more", "recommended", "newsletter", "subscribe", "title"})
 
 NAMES = (
     "log_chars", "log_words", "link_density", "log_links", "punct_density", "sentence_ends",
@@ -73,19 +57,6 @@ class Block:
     # mem_ids of the block's ancestors from just below the container down to its parent: the
     # branch it sits in (``model.narrow`` walks down these)
     chain: tuple[int, ...] = ()
-
-
-def _tokens(value: str) -> set[str]:
-    """The words of a class/id string: split at whitespace, "-", "_" and ":", lower case."""
-    return set(value.lower().replace("_", " ").replace(":", " ").replace("-", " ").split())
-
-
-@lru_cache(maxsize=8192)
-def _flags(value: str) -> tuple[bool, bool]:
-    """(any positive word, any negative word) in a class/id string: pages repeat their class
-    lists, so each distinct string is split once (bounded memo, shared by pages of one site)."""
-    words = _tokens(value)
-    return not _POSITIVE.isdisjoint(words), not _NEGATIVE.isdisjoint(words)
 
 
 _ENDS_CHARS = ".!?。！？।؟…"
@@ -126,173 +97,11 @@ def _punct(text: str) -> tuple[int, int, int, int]:
     return len(marks), len(_ENDS.findall(pool)), len(_COMMAS.findall(pool)), digits
 
 
-_ROOT_INFO = (0, 0, 0, 0, 0, 0, 0, False, 0, ())
-_NO_FLAGS = (False, False)  # what ``_flags`` gives a node without class and id
-_FURNITURE = frozenset({"header", "footer", "aside", "nav", "figure", "form"})
-
-
-class _Tree:
-    """What ``blocks`` learns about the container's subtree, so nothing is asked of the DOM
-    twice: each visited node's parent (recorded by the one upward walk that finds the leaves),
-    the facts of each ancestor (memoised top-down), each parent's children."""
-
-    def __init__(self, container: LexborNode):
-        self.top = container.mem_id
-        # mem_id -> (parent mem_id, parent node), for the candidates and all their ancestors
-        # below the container
-        self.up: dict[int, tuple[int, LexborNode]] = {}
-        self.memo: dict[int, tuple] = {self.top: _ROOT_INFO}
-        self.family: dict[int, tuple[int, dict]] = {}  # parent mem_id -> _siblings
-        self.owner: dict[int, int] = {}  # mem_id -> index of the block holding it, -1 none (_owners)
-
-    def info(self, key: int, node: LexborNode) -> tuple:
-        """(depth, positive, negative, in_li, in_table, in_quote, in_furniture, in_pre,
-        repeated, chain) for ``node``, counting ``node`` itself; ``chain`` is the ``mem_id``s
-        from just below the container down to ``node``."""
-        memo, up = self.memo, self.up
-        chain = []
-        base = memo.get(key)
-        while base is None:
-            chain.append((key, node))
-            entry = up.get(key)
-            if entry is None:  # no parent: the tree's top
-                base = _ROOT_INFO
-                break
-            key, node = entry
-            base = memo.get(key)
-        for key, item in reversed(chain):
-            depth, pos, neg, li, table, quote, furniture, pre, repeated, ids = base
-            attrs = item.attributes
-            cls, ident = attrs.get("class"), attrs.get("id")
-            positive, negative = _flags(f"{cls or ''} {ident or ''}") if cls or ident else _NO_FLAGS
-            tag = item.tag
-            same = self.repeats(key, tag, cls) if cls else 0
-            base = (depth + 1, pos or int(positive), neg or int(negative), li or int(tag == "li"),
-                    table or int(tag in ("table", "tr")), quote or int(tag == "blockquote"),
-                    furniture or int(tag in _FURNITURE),
-                    pre or tag == "pre", max(repeated, same), ids + (key,))
-            memo[key] = base
-        return base
-
-    def repeats(self, key: int, tag: str | None, cls: str) -> int:
-        """How many siblings (including the node ``key``, whose class ``cls`` is not empty) share
-        its tag and class — cards, teasers, comments and posts come in runs."""
-        entry = self.up.get(key)
-        if entry is None:
-            return 0
-        return self._siblings(*entry)[1].get((tag or "", cls), 0)
-
-    def children(self, key: int) -> int:
-        """The number of non-text children of the parent of the node ``key`` (1 at the top)."""
-        entry = self.up.get(key)
-        if entry is None:
-            return 1
-        return self._siblings(*entry)[0]
-
-    def _siblings(self, parent_key: int, parent: LexborNode) -> tuple[int, dict]:
-        """(non-text children, {(tag, class): count} of the classed ones) of ``parent``, once."""
-        value = self.family.get(parent_key)
-        if value is None:
-            count = 0
-            signatures: dict[tuple[str, str], int] = {}
-            for child in parent.iter(include_text=False):
-                count += 1
-                cls = child.attributes.get("class")
-                if cls:
-                    signature = (child.tag or "", cls)
-                    signatures[signature] = signatures.get(signature, 0) + 1
-            value = self.family[parent_key] = (count, signatures)
-        return value
-
-
-def _text(node: LexborNode) -> str:
-    return node.text(deep=True, separator=" ", strip=True)
-
-
-class _Walk:
-    """One pass over the container's elements in document order (``traverse``): the block-tag
-    elements (candidates, with their tag), the anchors and the images — what
-    ``css(_BLOCK_SELECTOR)``, ``css("a")`` and ``css("img")`` return (tag ids are how Lexbor's
-    type selectors match: by tag, in any namespace), for one walk instead of three queries."""
-
-    def __init__(self, container: LexborNode, tree: _Tree):
-        top = tree.top
-        self.candidates: list[tuple[int, LexborNode, str]] = []
-        self.anchors: list[LexborNode] = []
-        self.images: list[LexborNode] = []
-        kinds: dict[int, tuple[int, str]] = {}  # tag id -> (0 other, 1 block, 2 a, 3 img; tag)
-        candidates, anchors, images = self.candidates, self.anchors, self.images
-        for node in container.traverse(include_text=False):
-            tag_id = node.tag_id
-            kind = kinds.get(tag_id)
-            if kind is None:
-                tag = node.tag
-                kind = kinds[tag_id] = (1 if tag in _BLOCK_TAGS else 2 if tag == "a"
-                                        else 3 if tag == "img" else 0, tag)
-            if kind[0] == 1:
-                key = node.mem_id
-                if key != top:  # the container itself is not one of its blocks
-                    candidates.append((key, node, kind[1]))
-            elif kind[0] == 2:
-                anchors.append(node)
-            elif kind[0] == 3:
-                images.append(node)
-        # the elements with a candidate below them (not leaves), and every candidate's and
-        # ancestor's parent, from one walk up that stops where an earlier one passed
-        self.inner = inner = set()
-        up = tree.up
-        for key, node, _ in candidates:
-            parent = node.parent
-            while parent is not None:
-                parent_key = parent.mem_id
-                up[key] = (parent_key, parent)
-                if parent_key == top or parent_key in inner:
-                    break
-                inner.add(parent_key)
-                key, parent = parent_key, parent.parent
-
-
-def _owners(matches: list[LexborNode], tree: _Tree, index: dict[int, int]) -> list[int]:
-    """For each of ``matches`` (elements under the container), the index of the block holding
-    it (-1: none), by a memoised walk up from each — the same as a query run from each block,
-    since blocks never nest."""
-    up, top = tree.up, tree.top
-    owner = tree.owner
-    out = []
-    for match in matches:
-        path = []
-        key = match.mem_id
-        node: LexborNode | None = match
-        found = owner.get(key)
-        while found is None:
-            if key in index:
-                found = index[key]
-                break
-            if key == top:
-                found = -1
-                break
-            path.append(key)
-            entry = up.get(key)
-            if entry is not None:
-                key, node = entry
-            else:
-                node = node.parent
-                if node is None:
-                    found = -1
-                    break
-                key = node.mem_id
-            found = owner.get(key)
-        for step in path:
-            owner[step] = found
-        out.append(found)
-    return out
-
-
 def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
     """The leaf blocks under ``container`` in document order, with their feature vectors.
     At most ``limit`` blocks (a bound for hostile pages; the rest are kept untouched)."""
-    tree = _Tree(container)
-    walk = _Walk(container, tree)
+    tree = Tree(container)
+    walk = Walk(container, tree)
     inner, up, memo = walk.inner, tree.up, tree.memo
     found: list[tuple[int, LexborNode, str, str, tuple]] = []
     for key, node, tag in walk.candidates:
@@ -302,12 +111,12 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
             continue
         entry = up.get(key)
         if entry is None:
-            parent_info = _ROOT_INFO
+            parent_info = ROOT_INFO
         else:
             parent_info = memo.get(entry[0]) or tree.info(*entry)
         if parent_info[7]:  # inside a <pre>: the <pre> is the block
             continue
-        text = _text(node)
+        text = node_text(node)
         if not text:
             continue
         found.append((key, node, text, tag, parent_info))
@@ -318,18 +127,18 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
     link_chars = [0] * n
     links = [0] * n
     container_links = 0
-    for anchor, i in zip(walk.anchors, _owners(walk.anchors, tree, index)):
-        size = len(_text(anchor))
+    for anchor, i in zip(walk.anchors, owners(walk.anchors, tree, index)):
+        size = len(node_text(anchor))
         container_links += size
         if i >= 0:
             link_chars[i] += size
             links[i] += 1
     has_img = [0.0] * n
-    for i in _owners(walk.images, tree, index):
+    for i in owners(walk.images, tree, index):
         if i >= 0:
             has_img[i] = 1.0
     total = sum(len(text) for _, _, text, _, _ in found) or 1
-    container_chars = len(_text(container)) or 1
+    container_chars = len(node_text(container)) or 1
     log_container = math.log1p(container_chars)
     container_density = min(1.0, container_links / container_chars)
     log_n = math.log1p(n)
@@ -348,7 +157,7 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
         punct, ends, commas, digits = _punct(text)
         attrs = node.attributes
         cls, ident = attrs.get("class"), attrs.get("id")
-        positive, negative = _flags(f"{cls or ''} {ident or ''}") if cls or ident else _NO_FLAGS
+        positive, negative = flags(f"{cls or ''} {ident or ''}") if cls or ident else NO_FLAGS
         if tag in ("h1", "h2"):
             heading_seen = True
         same = tree.repeats(key, tag, cls) if cls else 0
