@@ -125,3 +125,21 @@ def test_sibling_repetition_counts_comments_among_the_children():
     last = dict(zip(NAMES, found[2].features))
     assert first["sibling_same"] == 2 / 4 and first["log_sibling_same"] == math.log1p(2)
     assert last["sibling_same"] == 0.0
+
+
+def test_the_walk_finds_what_the_css_queries_find_in_foreign_content_and_templates():
+    html = ("<div id=c><svg><section>x</section><foreignObject><div>y <a href=/f>f</a></div>"
+            "</foreignObject><nav>z</nav><a>svg link</a><image href=i.png></image></svg>"
+            "<math><mtext><p>q <img src=m.png></p></mtext></math><my-el><li>a</li></my-el>"
+            "<template><p>t <a href=/t>t</a></p></template><!-- <p>comment</p> -->"
+            "<table><tr><td><ul><li>cell <a href=/c>c</a></li></ul></td></tr></table></div>")
+    root = LexborHTMLParser(html).css_first("#c")
+    walk = tree.Walk(root, tree.Tree(root))
+    selector = ", ".join(sorted(tree.BLOCK_TAGS))
+    assert [key for key, _, _ in walk.candidates] == [n.mem_id for n in root.css(selector)
+                                                      if n.mem_id != root.mem_id]
+    assert [tag for _, _, tag in walk.candidates] == [n.tag for n in root.css(selector)
+                                                      if n.mem_id != root.mem_id]
+    assert [n.mem_id for n in walk.anchors] == [n.mem_id for n in root.css("a")]
+    assert [n.mem_id for n in walk.images] == [n.mem_id for n in root.css("img")]
+    _check(html)
