@@ -132,9 +132,10 @@ def _drop(found: list[Block], probs: list[float], model: BlockModel, limit: floa
     if len(found) < 2:
         return 0
     total = sum(b.chars for b in found) or 1
+    # the score first: the tag and the query (a CSS match per block) only for blocks it dooms
     doomed = [b for b, p in zip(found, probs)
-              if b.node.tag not in ("pre", "h1") and b.chars < model.protect_share * total
-              and b.node.css_first("pre, h1") is None and p < limit]
+              if p < limit and b.chars < model.protect_share * total
+              and b.node.tag not in ("pre", "h1") and b.node.css_first("pre, h1") is None]
     if sum(b.chars for b in doomed) > model.max_drop_share * total:
         return 0
     for b in doomed:

@@ -1,0 +1,215 @@
+"""The container's tree, walked once for ``features.blocks``: which elements are blocks, their
+parents and ancestors, their siblings, and which block holds each anchor and image.
+
+Lexbor answers every question a block asks of the DOM (its links, its images, its parent's
+children, its ancestors' class and id) with a C call that builds Python objects, and a CSS query
+costs ~5 µs whatever it matches. So the subtree is traversed once (``Walk``: the block-tag
+elements, anchors and images in document order — what ``css(...)`` of each returns, matched by
+tag id as Lexbor's type selectors are), each parent is fetched once by the walk up from the
+leaves (``Tree.up``), facts about ancestors are memoised top-down (``Tree.info``), a parent's
+children are read once (``Tree.repeats``/``children``), and an anchor or image is given to its
+block by a memoised walk up (``owners``) instead of a query per block. Blocks never nest (a
+leaf holds no block element; what is inside a ``<pre>`` belongs to the ``<pre>``), so this
+finds exactly what per-block queries found.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from selectolax.lexbor import LexborNode
+
+# td/th are not blocks: a table row is the unit (dropping a cell would break a data table).
+BLOCK_TAGS = frozenset({
+    "p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "tr", "dt", "dd",
+    "figcaption", "caption", "div", "section", "article", "header", "footer", "aside", "nav",
+    "form", "ul", "ol", "dl", "table", "tbody", "thead", "main", "figure", "address", "details",
+    "summary", "center", "fieldset",
+})
+# Generic markup words (class/id tokens), not natural language: content vs. furniture.
+POSITIVE = frozenset({"content", "article", "post", "entry", "body", "text", "story", "main",
+                       "prose", "markdown", "description", "message", "answer", "question",
+                       "blog", "page", "paragraph", "richtext", "copy", "doc", "docs"})
+NEGATIVE = frozenset({"meta", "author", "byline", "date", "time", "tag", "tags", "category",
+                       "categories", "widget", "card", "teaser", "item", "list", "related",
+                       "comment", "comments", "reply", "footer", "share", "social", "caption",
+                       "credit", "credits", "thumb", "thumbnail", "price", "rating", "review",
+                       "reviews", "user", "avatar", "signature", "sig", "button", "btn", "links",
+                       "menu", "nav", "sidebar", "promo", "ad", "ads", "badge", "label", "info",
+                       "profile", "vote", "votes", "stats", "count", "toc", "breadcrumb",
+                       "pagination", "more", "recommended", "newsletter", "subscribe", "title"})
+
+
+def tokens(value: str) -> set[str]:
+    """The words of a class/id string: split at whitespace, "-", "_" and ":", lower case."""
+    return set(value.lower().replace("_", " ").replace(":", " ").replace("-", " ").split())
+
+
+@lru_cache(maxsize=8192)
+def flags(value: str) -> tuple[bool, bool]:
+    """(any positive word, any negative word) in a class/id string: pages repeat their class
+    lists, so each distinct string is split once (bounded memo, shared by pages of one site)."""
+    words = tokens(value)
+    return not POSITIVE.isdisjoint(words), not NEGATIVE.isdisjoint(words)
+
+
+ROOT_INFO = (0, 0, 0, 0, 0, 0, 0, False, 0, ())
+NO_FLAGS = (False, False)  # what ``flags`` gives a node without class and id
+_FURNITURE = frozenset({"header", "footer", "aside", "nav", "figure", "form"})
+
+
+class Tree:
+    """What ``blocks`` learns about the container's subtree, so nothing is asked of the DOM
+    twice: each visited node's parent (recorded by the one upward walk that finds the leaves),
+    the facts of each ancestor (memoised top-down), each parent's children."""
+
+    def __init__(self, container: LexborNode):
+        self.top = container.mem_id
+        # mem_id -> (parent mem_id, parent node), for the candidates and all their ancestors
+        # below the container
+        self.up: dict[int, tuple[int, LexborNode]] = {}
+        self.memo: dict[int, tuple] = {self.top: ROOT_INFO}
+        self.family: dict[int, tuple[int, dict]] = {}  # parent mem_id -> _siblings
+        self.owner: dict[int, int] = {}  # mem_id -> index of the block holding it, -1 none (owners)
+
+    def info(self, key: int, node: LexborNode) -> tuple:
+        """(depth, positive, negative, in_li, in_table, in_quote, in_furniture, in_pre,
+        repeated, chain) for ``node``, counting ``node`` itself; ``chain`` is the ``mem_id``s
+        from just below the container down to ``node``."""
+        memo, up = self.memo, self.up
+        chain = []
+        base = memo.get(key)
+        while base is None:
+            chain.append((key, node))
+            entry = up.get(key)
+            if entry is None:  # no parent: the tree's top
+                base = ROOT_INFO
+                break
+            key, node = entry
+            base = memo.get(key)
+        for key, item in reversed(chain):
+            depth, pos, neg, li, table, quote, furniture, pre, repeated, ids = base
+            attrs = item.attributes
+            cls, ident = attrs.get("class"), attrs.get("id")
+            positive, negative = flags(f"{cls or ''} {ident or ''}") if cls or ident else NO_FLAGS
+            tag = item.tag
+            same = self.repeats(key, tag, cls) if cls else 0
+            base = (depth + 1, pos or int(positive), neg or int(negative), li or int(tag == "li"),
+                    table or int(tag in ("table", "tr")), quote or int(tag == "blockquote"),
+                    furniture or int(tag in _FURNITURE),
+                    pre or tag == "pre", max(repeated, same), ids + (key,))
+            memo[key] = base
+        return base
+
+    def repeats(self, key: int, tag: str | None, cls: str) -> int:
+        """How many siblings (including the node ``key``, whose class ``cls`` is not empty) share
+        its tag and class — cards, teasers, comments and posts come in runs."""
+        entry = self.up.get(key)
+        if entry is None:
+            return 0
+        return self._siblings(*entry)[1].get((tag or "", cls), 0)
+
+    def children(self, key: int) -> int:
+        """The number of non-text children of the parent of the node ``key`` (1 at the top)."""
+        entry = self.up.get(key)
+        if entry is None:
+            return 1
+        return self._siblings(*entry)[0]
+
+    def _siblings(self, parent_key: int, parent: LexborNode) -> tuple[int, dict]:
+        """(non-text children, {(tag, class): count} of the classed ones) of ``parent``, once."""
+        value = self.family.get(parent_key)
+        if value is None:
+            count = 0
+            signatures: dict[tuple[str, str], int] = {}
+            for child in parent.iter(include_text=False):
+                count += 1
+                cls = child.attributes.get("class")
+                if cls:
+                    signature = (child.tag or "", cls)
+                    signatures[signature] = signatures.get(signature, 0) + 1
+            value = self.family[parent_key] = (count, signatures)
+        return value
+
+
+def node_text(node: LexborNode) -> str:
+    return node.text(deep=True, separator=" ", strip=True)
+
+
+class Walk:
+    """One pass over the container's elements in document order (``traverse``): the block-tag
+    elements (candidates, with their tag), the anchors and the images — what a selector of all
+    ``BLOCK_TAGS``, ``css("a")`` and ``css("img")`` return (by tag id, as Lexbor's type
+    selectors match: by tag, in any namespace), for one walk instead of three queries."""
+
+    def __init__(self, container: LexborNode, tree: Tree):
+        top = tree.top
+        self.candidates: list[tuple[int, LexborNode, str]] = []
+        self.anchors: list[LexborNode] = []
+        self.images: list[LexborNode] = []
+        kinds: dict[int, tuple[int, str]] = {}  # tag id -> (0 other, 1 block, 2 a, 3 img; tag)
+        candidates, anchors, images = self.candidates, self.anchors, self.images
+        for node in container.traverse(include_text=False):
+            tag_id = node.tag_id
+            kind = kinds.get(tag_id)
+            if kind is None:
+                tag = node.tag
+                kind = kinds[tag_id] = (1 if tag in BLOCK_TAGS else 2 if tag == "a"
+                                        else 3 if tag == "img" else 0, tag)
+            if kind[0] == 1:
+                key = node.mem_id
+                if key != top:  # the container itself is not one of its blocks
+                    candidates.append((key, node, kind[1]))
+            elif kind[0] == 2:
+                anchors.append(node)
+            elif kind[0] == 3:
+                images.append(node)
+        # the elements with a candidate below them (not leaves), and every candidate's and
+        # ancestor's parent, from one walk up that stops where an earlier one passed
+        self.inner = inner = set()
+        up = tree.up
+        for key, node, _ in candidates:
+            parent = node.parent
+            while parent is not None:
+                parent_key = parent.mem_id
+                up[key] = (parent_key, parent)
+                if parent_key == top or parent_key in inner:
+                    break
+                inner.add(parent_key)
+                key, parent = parent_key, parent.parent
+
+
+def owners(matches: list[LexborNode], tree: Tree, index: dict[int, int]) -> list[int]:
+    """For each of ``matches`` (elements under the container), the index of the block holding
+    it (-1: none), by a memoised walk up from each — the same as a query run from each block,
+    since blocks never nest."""
+    up, top = tree.up, tree.top
+    owner = tree.owner
+    out = []
+    for match in matches:
+        path = []
+        key = match.mem_id
+        node: LexborNode | None = match
+        found = owner.get(key)
+        while found is None:
+            if key in index:
+                found = index[key]
+                break
+            if key == top:
+                found = -1
+                break
+            path.append(key)
+            entry = up.get(key)
+            if entry is not None:
+                key, node = entry
+            else:
+                node = node.parent
+                if node is None:
+                    found = -1
+                    break
+                key = node.mem_id
+            found = owner.get(key)
+        for step in path:
+            owner[step] = found
+        out.append(found)
+    return out

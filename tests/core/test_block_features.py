@@ -1,0 +1,145 @@
+"""Edge cases of the block features' cheaper helpers (core/convert/blocks/features.py and tree.py): each must
+give what its plain definition gives — the counts of the four punctuation patterns, the class/id
+words, and a block's links and images as ``css("a")`` / ``css_first("img")`` run from the block
+itself (nested anchors, anchors and images in ``<pre>``, anchors wrapping blocks, a container
+that is itself an anchor). bench/block_features_check.py checks the whole feature vectors against
+the previous code on every corpus page; these pin the shapes that matter by construction."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from selectolax.lexbor import LexborHTMLParser
+
+from webshelf.core.convert.blocks import features, tree
+
+NAMES = features.NAMES
+
+
+@pytest.mark.parametrize("text", [
+    "", "plain words", "Hello, world. Is it 2026? Yes; it is!", "a...b…c", "x,,y;;z",
+    "一句话。第二句！第三句？逗号，顿号、分号；", "हिन्दी वाक्य। दूसरा", "سؤال؟ فاصلة، نعم",
+    "١٢٣ ३४५ ３４５ 123", "«quotes» „und“ ‘so’ — dash – ¿qué? ¡sí!", "tab\tand\x1fcontrol\x85",
+    "emoji 🙂, flags 🇫🇷; done.", "(parens) [brackets] {braces} @ # % & * _ / \\ ' \"",
+    "$ + < = > ^ ` | ~ are symbols, not punctuation", "é, ü; ß. 0",
+])
+def test_punct_counts_what_the_four_patterns_match(text):
+    expected = (len(features._PUNCT.findall(text)), len(features._ENDS.findall(text)),
+                len(features._COMMAS.findall(text)), len(features._DIGITS.findall(text)))
+    assert features._punct(text) == expected
+    assert features._punct(text * 3) == tuple(3 * n for n in expected)
+
+
+def test_class_and_id_words_split_at_separators_and_ignore_case():
+    assert tree.tokens("Post-Body  entry_title nav:main --x- \u00a0Side") == {
+        "post", "body", "entry", "title", "nav", "main", "x", "side"}
+    assert tree.tokens(" ") == set()
+    assert tree.flags("article-body") == (True, False)
+    assert tree.flags("sidebar widget") == (False, True)
+    assert tree.flags("post comments") == (True, True)
+    assert tree.flags(" ") == tree.NO_FLAGS == (False, False)
+
+
+def _reference_links(block_node) -> tuple[int, int, bool]:
+    """The definition: what the block's own queries find."""
+    if block_node.tag == "pre":
+        anchors = []
+    else:
+        anchors = block_node.css("a")
+    chars = sum(len(a.text(deep=True, separator=" ", strip=True)) for a in anchors)
+    return chars, len(anchors), block_node.css_first("img") is not None
+
+
+def _check(html: str, selector: str = "#c") -> list:
+    root = LexborHTMLParser(html).css_first(selector)
+    found = features.blocks(root)
+    assert found
+    for block in found:
+        link_chars, links, has_img = _reference_links(block.node)
+        values = dict(zip(NAMES, block.features))
+        assert values["link_density"] == min(1.0, link_chars / block.chars), block.node.html
+        assert values["log_links"] == math.log1p(links), block.node.html
+        assert values["has_img"] == float(has_img), block.node.html
+    container_links = sum(len(a.text(deep=True, separator=" ", strip=True)) for a in root.css("a"))
+    container_chars = len(root.text(deep=True, separator=" ", strip=True))
+    assert dict(zip(NAMES, found[0].features))["container_link_density"] == \
+        min(1.0, container_links / container_chars)
+    return found
+
+
+def test_nested_anchors_count_as_the_blocks_own_queries_do():
+    # an <a> inside <svg> inside an <a> stays nested (foreign content): both anchors' text counts
+    found = _check("<div id=c><p>Read <a href=/1>outer <svg><a>inner link</a></svg> tail</a> more "
+                   "words here</p><p>Second paragraph without links at all.</p></div>")
+    assert dict(zip(NAMES, found[0].features))["log_links"] == math.log1p(2)
+
+
+def test_anchors_in_pre_do_not_count_but_their_images_do():
+    found = _check("<div id=c><pre><code>see <a href=/x>http://x</a> <img src=i.png></code></pre>"
+                   "<p>Prose with an <a href=/y>inline link</a> and more words.</p></div>")
+    pre = dict(zip(NAMES, found[0].features))
+    assert found[0].node.tag == "pre"
+    assert pre["link_density"] == 0.0 and pre["log_links"] == 0.0 and pre["has_img"] == 1.0
+
+
+def test_a_pre_holding_blocks_is_one_block_with_their_links_and_images():
+    found = _check("<div id=c><pre><div>line <a href=/a>one</a></div><p><img src=x.png> two</p></pre>"
+                   "<p>After the code.</p></div>")
+    assert [b.node.tag for b in found] == ["pre", "p"]
+
+
+def test_anchors_wrapping_blocks_count_for_the_container_only():
+    cards = "".join(f"<a href=/s/{i}><div class=card><h3>Story {i}</h3><p>Teaser text {i} here.</p>"
+                    f"</div></a>" for i in range(3))
+    found = _check(f"<div id=c>{cards}<p>A paragraph with <a href=/z>one link</a>.</p>"
+                   f"<p><img src=a.png alt=''> image caption</p><img src=outside.png></div>")
+    values = [dict(zip(NAMES, b.features)) for b in found]
+    assert [v["log_links"] for v in values[:6]] == [0.0] * 6  # the cards' blocks hold no anchor
+    assert values[-1]["has_img"] == 1.0
+
+
+def test_a_container_that_is_an_anchor():
+    _check("<div><a id=c href=/big><p>First block of the link.</p><p>Second <a>x</a> block "
+           "<img src=y.png></p></a></div>")
+
+
+def test_empty_blocks_and_the_block_limit_leave_their_anchors_to_the_container():
+    items = "".join(f"<li><a href=/{i}>item {i}</a> note</li>" for i in range(8))
+    html = f"<div id=c><p><a href=/e></a></p><ul>{items}</ul></div>"
+    root = LexborHTMLParser(html).css_first("#c")
+    limited = features.blocks(root, limit=3)
+    assert len(limited) == 3
+    for block in limited:
+        link_chars, links, _ = _reference_links(block.node)
+        assert dict(zip(NAMES, block.features))["log_links"] == math.log1p(links)
+    _check(html)
+
+
+def test_sibling_repetition_counts_comments_among_the_children():
+    root = LexborHTMLParser("<div id=c><ul><!-- c --><li class=x>one item here</li>"
+                            "<li class=x>two item here</li><li>three item here</li></ul></div>"
+                            ).css_first("#c")
+    found = features.blocks(root)
+    first = dict(zip(NAMES, found[0].features))
+    last = dict(zip(NAMES, found[2].features))
+    assert first["sibling_same"] == 2 / 4 and first["log_sibling_same"] == math.log1p(2)
+    assert last["sibling_same"] == 0.0
+
+
+def test_the_walk_finds_what_the_css_queries_find_in_foreign_content_and_templates():
+    html = ("<div id=c><svg><section>x</section><foreignObject><div>y <a href=/f>f</a></div>"
+            "</foreignObject><nav>z</nav><a>svg link</a><image href=i.png></image></svg>"
+            "<math><mtext><p>q <img src=m.png></p></mtext></math><my-el><li>a</li></my-el>"
+            "<template><p>t <a href=/t>t</a></p></template><!-- <p>comment</p> -->"
+            "<table><tr><td><ul><li>cell <a href=/c>c</a></li></ul></td></tr></table></div>")
+    root = LexborHTMLParser(html).css_first("#c")
+    walk = tree.Walk(root, tree.Tree(root))
+    selector = ", ".join(sorted(tree.BLOCK_TAGS))
+    assert [key for key, _, _ in walk.candidates] == [n.mem_id for n in root.css(selector)
+                                                      if n.mem_id != root.mem_id]
+    assert [tag for _, _, tag in walk.candidates] == [n.tag for n in root.css(selector)
+                                                      if n.mem_id != root.mem_id]
+    assert [n.mem_id for n in walk.anchors] == [n.mem_id for n in root.css("a")]
+    assert [n.mem_id for n in walk.images] == [n.mem_id for n in root.css("img")]
+    _check(html)
