@@ -90,7 +90,7 @@ def spared(tree, doomed: dict) -> list[int]:  # noqa: ANN001
         return sizes[key]
 
     while True:
-        layer = _outermost(remaining)
+        layer = outermost(remaining)
         visible = max(readable_body - sum(size(k) for k in layer), 0)
         if VISIBLE_MAX is not None and visible > VISIBLE_MAX:
             return out
@@ -105,7 +105,7 @@ def spared(tree, doomed: dict) -> list[int]:  # noqa: ANN001
         out.append(frame)
 
 
-def _outermost(doomed: dict) -> list[int]:
+def outermost(doomed: dict) -> list[int]:
     """The doomed ids with no doomed ancestor (each ancestor looked at once: memoised walk)."""
     covered: dict[int, bool] = {}  # mem_id -> the node or one of its ancestors is doomed
 

@@ -80,13 +80,16 @@ class _PageKeys:
     def __init__(self, tree) -> None:  # noqa: ANN001
         self._tree = tree
         # one join and one split in C, instead of a split per element
-        self.classes = set(_CLASS_SPLIT.split(" ".join(n.attrs.get("class") or "" for n in tree.css("[class]")).lower()))
-        self.ids = {(n.attrs.get("id") or "").lower() for n in tree.css("[id]")}
+        self.classes = set(_CLASS_SPLIT.split(" ".join(filter(None, _values(tree.css("[class]"), "class"))).lower()))
+        self.ids = {value.lower() for value in _values(tree.css("[id]"), "id") if value}
         self._keys: dict[str, tuple | None] = {}
+        self._needed: dict[str, tuple | None] = {}
         self._found: dict[str, list] = {}
 
     def may_match(self, selector: str) -> bool:
-        keys = self._required(selector)
+        keys = self._needed.get(selector)
+        if keys is None and selector not in self._needed:
+            keys = self._needed[selector] = _page_keys_needed(selector)
         return keys is None or all(name in (self.classes if kind == "." else self.ids) for kind, name in keys)
 
     def matches(self, selector: str) -> list:
@@ -114,6 +117,17 @@ class _PageKeys:
         return found
 
 
+def _values(nodes: list, name: str) -> list:
+    """``node.attrs.get(name)`` of every node (lexbor matched ``[name]`` on each), by ``attrs[name]``
+    in one list comprehension: ``get``'s generator and its ``try`` per element were most of the
+    page keys' cost. Should lexbor's ``[name]`` ever match an attribute that the lookup by name
+    does not find, ``get`` gives its answer (None) as before."""
+    try:
+        return [n.attrs[name] for n in nodes]
+    except KeyError:
+        return [n.attrs.get(name) for n in nodes]
+
+
 def _required_keys(selector: str) -> tuple | None:
     compound = _COMBINATOR.split(selector.strip())[-1]
     if any(ch in compound for ch in "\\\"'") or compound.count("(") != compound.count(")") \
@@ -126,6 +140,32 @@ def _required_keys(selector: str) -> tuple | None:
             return None  # unbalanced: let lexbor judge
         compound = stripped
     return tuple((kind, name.lower()) for kind, name in _KEYS.findall(compound))
+
+
+# A compound whose every part is plain: an optional type or ``*``, then classes, ids and
+# pseudo-classes without arguments (``:first-child``). Only such compounds left of the rightmost
+# one are read for keys (``_page_keys_needed``); any other spelling needs nothing.
+_PLAIN_COMPOUND = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9-]*|\*)?(?:[.#][-_a-zA-Z0-9\u0080-\U0010ffff]+|:[a-zA-Z-]+)*")
+
+
+def _page_keys_needed(selector: str) -> tuple | None:
+    """The keys some element of the page must carry for ``selector`` to match anything: the
+    rightmost compound's (``_required_keys``) and those of the compounds left of it — ``.menu a``
+    matches nothing on a page without a ``menu`` class, whatever its ``a`` elements (every
+    compound of a complex selector is matched by an element of the tree: an ancestor or a
+    sibling). Read only from plain compounds of a selector without escapes, quotes, parentheses,
+    namespaces or nesting (``_PLAIN_COMPOUND``); None as for ``_required_keys`` (lexbor judges)."""
+    own = _required_keys(selector)
+    if own is None or any(ch in selector for ch in "\\\"'()|&"):
+        return own
+    stripped = _BRACKETS.sub("", selector.strip())  # attribute tests (``[href~=x]``): no keys, no combinators
+    if "[" in stripped or "]" in stripped:
+        return own
+    extra = []
+    for compound in _COMBINATOR.split(stripped)[:-1]:
+        if _PLAIN_COMPOUND.fullmatch(compound):
+            extra.extend((kind, name.lower()) for kind, name in _KEYS.findall(compound))
+    return own + tuple(extra) if extra else own
 
 
 def _matching(tree, rules, keys: _PageKeys) -> list:  # noqa: ANN001 — selectolax tree, SheetRule sequence
@@ -276,7 +316,10 @@ def unwrap_noscript_content(tree) -> bool:  # noqa: ANN001 — selectolax tree
 
 def may_hide(html: str) -> bool:
     """False when no hiding marker can be in ``html`` (then there is nothing to drop)."""
-    return bool(_MAYBE_HIDDEN.search(html))
+    # Markers nearly every page has, by plain substring search first (C speed; the regex's
+    # case-blind alternation steps through the text). A True without a true marker only costs the
+    # walk: ``drop_hidden_in`` finds nothing to drop on such a page and leaves it as it was.
+    return "<script" in html or "<style" in html or "<!--" in html or bool(_MAYBE_HIDDEN.search(html))
 
 
 def drop_hidden_in(tree, html: str | None = None) -> bool:  # noqa: ANN001 — selectolax LexborHTMLParser
@@ -300,26 +343,19 @@ def drop_hidden_in(tree, html: str | None = None) -> bool:  # noqa: ANN001 — s
     # the page's own content waiting for its scripts is no hiding place (core/convert/hidden_frame.py)
     for key in hidden_frame.spared(tree, doomed):
         del doomed[key]
-    # One walk over the elements gives both the comments (a traversal without text nodes still
-    # yields them) and the document order: two walks, one of them over every text node too, were
-    # most of what this function cost after the sheets.
-    comments, order = [], {}
-    if tree.root and (doomed or html is None or "<!--" in html):
-        for i, n in enumerate(tree.root.traverse()):
-            if n.is_comment_node:  # (cheaper than building ``n.tag``)
-                comments.append(n)
-            elif (key := n.mem_id) in doomed:
-                order[key] = i
-        if html is not None and "<!--" not in html:
-            comments = []  # (as before: a text without "<!--" has no comment to remove)
+    # Comments come from one walk over the elements (a traversal without text nodes still yields
+    # them), only when the text has "<!--" (as before: a text without one has no comment to remove).
+    comments = []
+    if tree.root is not None and (html is None or "<!--" in html):
+        comments = [n for n in tree.root.traverse() if n.is_comment_node]  # (cheaper than building ``n.tag``)
     if not doomed and not comments:
         return False
     for node in comments:
         node.decompose()
-    # In reverse document order, so a node is removed before its ancestor (removing an
-    # ancestor first would free the descendant's memory under us); a node inside a removed
-    # one goes with it.
-    for key in sorted(doomed, key=lambda k: order.get(k, -1), reverse=True):
+    # Only the outermost doomed nodes are removed: a node inside a removed one goes with it (removing
+    # it as well, after its ancestor, would free its memory under us). The same tree as removing
+    # every doomed node in reverse document order — without a walk to find that order.
+    for key in hidden_frame.outermost(doomed):
         doomed[key].decompose()
     # Text on both sides of a removed node becomes one text node, as a re-parse of the
     # serialised page gave it before (main-content selection counts and compares text nodes).
