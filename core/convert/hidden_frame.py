@@ -76,9 +76,20 @@ def spared(tree, doomed: dict) -> list[int]:  # noqa: ANN001
     body = tree.body
     if body is None or not doomed:
         return []
-    raw = {k: _chars(n) for k, n in doomed.items() if n.tag not in _NEVER}
+    # Most pages stop here: nothing hidden is big enough to matter. Judged first on the outermost
+    # doomed nodes alone (a node's text holds all of its descendants', so none inside holds more);
+    # a script or sheet holds no element, and so no doomed node, when it has no child but text.
+    chars: dict[int, int] = {}
+    tops = outermost(doomed)
+    for key in tops:
+        node = doomed[key]
+        if node.tag not in _NEVER or next(node.iter(), None) is not None:
+            chars[key] = _chars(node)
+    if max(chars.values(), default=0) < FRAME_MIN_CHARS:
+        return []
+    raw = {k: chars[k] if k in chars else _chars(n) for k, n in doomed.items() if n.tag not in _NEVER}
     if not raw or max(raw.values()) < FRAME_MIN_CHARS:
-        return []  # most pages stop here: nothing hidden is big enough to matter
+        return []
     readable_body = _readable(body)
     if VISIBLE_MAX is not None and sum(raw.values()) < readable_body - VISIBLE_MAX:
         return []  # (an upper bound of the hidden text): more than VISIBLE_MAX stays visible
@@ -89,8 +100,9 @@ def spared(tree, doomed: dict) -> list[int]:  # noqa: ANN001
             sizes[key] = _readable(doomed[key])
         return sizes[key]
 
+    layer: list[int] | None = tops  # (the first layer: nothing is spared yet)
     while True:
-        layer = outermost(remaining)
+        layer = outermost(remaining) if layer is None else layer
         visible = max(readable_body - sum(size(k) for k in layer), 0)
         if VISIBLE_MAX is not None and visible > VISIBLE_MAX:
             return out
@@ -103,6 +115,7 @@ def spared(tree, doomed: dict) -> list[int]:  # noqa: ANN001
         frame = max(fits, key=size)
         del remaining[frame]
         out.append(frame)
+        layer = None
 
 
 def outermost(doomed: dict) -> list[int]:

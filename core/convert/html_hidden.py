@@ -44,9 +44,9 @@ def invisible_style(style: str) -> bool:
 
 
 def _hides(node) -> bool:  # noqa: ANN001 — selectolax node
-    attrs = node.attributes
     if node.tag in ("script", "style", "noscript", "template"):
-        return True
+        return True  # (before the attribute dict: most of these nodes are scripts)
+    attrs = node.attributes
     if "hidden" in attrs and (attrs.get("hidden") or "").strip().lower() != "until-found":
         return True  # hidden="until-found" is collapsed but findable content, not a hiding place
     if (attrs.get("aria-hidden") or "").strip().lower() == "true":
@@ -79,9 +79,10 @@ class _PageKeys:
 
     def __init__(self, tree) -> None:  # noqa: ANN001
         self._tree = tree
-        # one join and one split in C, instead of a split per element
-        self.classes = set(_CLASS_SPLIT.split(" ".join(filter(None, _values(tree.css("[class]"), "class"))).lower()))
-        self.ids = {value.lower() for value in _values(tree.css("[id]"), "id") if value}
+        # one join, one lower and one split in C, instead of a split per element
+        self.classes = _class_names(" ".join(filter(None, _values(tree.css("[class]"), "class"))).lower())
+        # (ids hold no NUL: the parser made it U+FFFD)
+        self.ids = set("\0".join(filter(None, _values(tree.css("[id]"), "id"))).lower().split("\0"))
         self._keys: dict[str, tuple | None] = {}
         self._needed: dict[str, tuple | None] = {}
         self._found: dict[str, list] = {}
@@ -115,6 +116,18 @@ class _PageKeys:
             return self._keys[selector]
         found = self._keys[selector] = _required_keys(selector)
         return found
+
+
+_NOT_HTML_SPACE = re.compile("[\x0b\x1c-\x1f]")  # what ``str.split()`` also splits ASCII text at
+
+
+def _class_names(text: str) -> set[str]:
+    """The class names in ``text`` (class lists joined by spaces), split at HTML whitespace:
+    ``str.split()`` — several times faster than the regex — where it splits at exactly those
+    characters (ASCII text without vertical tab or the separators U+001C–U+001F)."""
+    if text.isascii() and not _NOT_HTML_SPACE.search(text):
+        return set(text.split())
+    return set(_CLASS_SPLIT.split(text))
 
 
 def _values(nodes: list, name: str) -> list:
@@ -335,8 +348,13 @@ def drop_hidden_in(tree, html: str | None = None) -> bool:  # noqa: ANN001 — s
     for node in tree.css(ALWAYS_DROPPED):
         if _hides(node):
             doomed[node.mem_id] = node
-    for node in tree.css("[style]"):
-        if invisible_style(node.attributes.get("style") or ""):
+    styled = tree.css("[style]")
+    verdicts: dict[str | None, bool] = {}  # pages repeat their inline styles: one verdict each
+    for node, style in zip(styled, _values(styled, "style")):
+        hides = verdicts.get(style)
+        if hides is None:
+            hides = verdicts[style] = invisible_style(style or "")
+        if hides:
             doomed[node.mem_id] = node
     for node in _frame(tree):
         doomed.pop(node.mem_id, None)
