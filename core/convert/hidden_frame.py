@@ -64,9 +64,9 @@ def _readable(node) -> int:  # noqa: ANN001
     return max(total, 0)
 
 
-def spared(tree, doomed: dict) -> list[int]:  # noqa: ANN001
+def spared(tree, doomed: dict, tops: list[int] | None = None) -> list[int]:  # noqa: ANN001
     """The ``mem_id``s of the ``doomed`` elements (``{mem_id: node}``) that are no hiding place
-    (module docstring).
+    (module docstring). ``tops`` is ``outermost(doomed)`` if the caller has it.
 
     Layer by layer from the outside: the outermost doomed elements are judged against what is
     visible as served, the largest first; once one is spared its text is visible, and every other
@@ -80,7 +80,7 @@ def spared(tree, doomed: dict) -> list[int]:  # noqa: ANN001
     # doomed nodes alone (a node's text holds all of its descendants', so none inside holds more);
     # a script or sheet holds no element, and so no doomed node, when it has no child but text.
     chars: dict[int, int] = {}
-    tops = outermost(doomed)
+    tops = outermost(doomed) if tops is None else tops
     for key in tops:
         node = doomed[key]
         if node.tag not in _NEVER or next(node.iter(), None) is not None:

@@ -359,8 +359,12 @@ def drop_hidden_in(tree, html: str | None = None) -> bool:  # noqa: ANN001 — s
     for node in _frame(tree):
         doomed.pop(node.mem_id, None)
     # the page's own content waiting for its scripts is no hiding place (core/convert/hidden_frame.py)
-    for key in hidden_frame.spared(tree, doomed):
+    tops = hidden_frame.outermost(doomed)  # (the doomed nodes not inside another one)
+    spared = hidden_frame.spared(tree, doomed, tops)
+    for key in spared:
         del doomed[key]
+    if spared:  # what was inside a spared node may be outermost now
+        tops = hidden_frame.outermost(doomed)
     # Comments come from one walk over the elements (a traversal without text nodes still yields
     # them), only when the text has "<!--" (as before: a text without one has no comment to remove).
     comments = []
@@ -373,7 +377,7 @@ def drop_hidden_in(tree, html: str | None = None) -> bool:  # noqa: ANN001 — s
     # Only the outermost doomed nodes are removed: a node inside a removed one goes with it (removing
     # it as well, after its ancestor, would free its memory under us). The same tree as removing
     # every doomed node in reverse document order — without a walk to find that order.
-    for key in hidden_frame.outermost(doomed):
+    for key in tops:
         doomed[key].decompose()
     # Text on both sides of a removed node becomes one text node, as a re-parse of the
     # serialised page gave it before (main-content selection counts and compares text nodes).
