@@ -90,7 +90,7 @@ class _PageKeys:
     def may_match(self, selector: str) -> bool:
         keys = self._needed.get(selector)
         if keys is None and selector not in self._needed:
-            keys = self._needed[selector] = _page_keys_needed(selector)
+            keys = self._needed[selector] = _page_keys_needed(selector, self._required(selector))
         return keys is None or all(name in (self.classes if kind == "." else self.ids) for kind, name in keys)
 
     def matches(self, selector: str) -> list:
@@ -161,14 +161,14 @@ def _required_keys(selector: str) -> tuple | None:
 _PLAIN_COMPOUND = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9-]*|\*)?(?:[.#][-_a-zA-Z0-9\u0080-\U0010ffff]+|:[a-zA-Z-]+)*")
 
 
-def _page_keys_needed(selector: str) -> tuple | None:
+def _page_keys_needed(selector: str, own: tuple | None) -> tuple | None:
     """The keys some element of the page must carry for ``selector`` to match anything: the
     rightmost compound's (``_required_keys``) and those of the compounds left of it — ``.menu a``
     matches nothing on a page without a ``menu`` class, whatever its ``a`` elements (every
     compound of a complex selector is matched by an element of the tree: an ancestor or a
     sibling). Read only from plain compounds of a selector without escapes, quotes, parentheses,
-    namespaces or nesting (``_PLAIN_COMPOUND``); None as for ``_required_keys`` (lexbor judges)."""
-    own = _required_keys(selector)
+    namespaces or nesting (``_PLAIN_COMPOUND``); None as for ``_required_keys`` (lexbor judges).
+    ``own`` is ``_required_keys(selector)`` (memoised by the caller: the cascade asks it again)."""
     if own is None or any(ch in selector for ch in "\\\"'()|&"):
         return own
     stripped = _BRACKETS.sub("", selector.strip())  # attribute tests (``[href~=x]``): no keys, no combinators
