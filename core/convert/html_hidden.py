@@ -20,7 +20,11 @@ classes and ids its rightmost compound needs exist in the page (``_PageKeys``), 
 queried once per page, and the cascade (``css_hidden.overridden``) asks a showing rule about a
 hidden element only if the element itself carries the rule's keys, answering from the
 selector's matched set — never ``node.css_matches``, which is true for a match anywhere in the
-node's subtree. Comments and the document order come from one walk over the elements.
+node's subtree. A selector's compounds left of the rightmost one must find their classes and ids
+in the page too (``_page_keys_needed``: ``.menu a`` on a page without ``menu``). Comments come from
+one walk over the elements, only for a text with ``<!--``; only the outermost doomed nodes are
+removed (what is inside goes with them), so no document order is needed. Every such shortcut
+only skips work whose result is known (tests/core/test_hidden_prefilters.py).
 """
 
 from __future__ import annotations
