@@ -214,16 +214,20 @@ class _PageShowers:
         return found
 
     def for_node(self, prop: str, node) -> list:  # noqa: ANN001 — selectolax node
-        """The ``candidates`` that may match ``node`` itself, by its own classes and id: a rule
-        whose rightmost compound needs a key (the first one it names is indexed) is taken only
-        if the node has that key; a rule needing none is always taken."""
+        """The showing rules for ``prop`` that may match ``node`` itself, by its own classes and
+        id: a rule whose rightmost compound needs a key (one it names is indexed,
+        ``_index_key``) is taken only if the node has that key; a rule needing none is always
+        taken. A superset of what can match: ``overridden`` asks ``matches`` of each, and the
+        answer (any of them shows the node) depends on neither the order nor the extra rules —
+        so the page's rules are not narrowed by ``may_match`` first (``candidates``: a key test
+        for every showing rule of a framework sheet); ``matches`` asks it of the few taken."""
         index = self._index.get(prop)
         if index is None:
             index = self._index[prop] = ({}, [])
-            for rule in self.candidates(prop):
-                keys = self._keys._required(rule.selector)
-                if keys:
-                    index[0].setdefault(keys[0], []).append(rule)
+            for rule in self._showers.candidates(prop):
+                key = _index_key(rule.selector, self._keys)
+                if key is not None:
+                    index[0].setdefault(key, []).append(rule)
                 else:
                     index[1].append(rule)
         keyed, free = index
@@ -260,6 +264,22 @@ class _PageShowers:
             found = self._nodes[node.mem_id] = (set(_CLASS_SPLIT.split((attrs.get("class") or "").lower())),
                                                 {(attrs.get("id") or "").lower()})
         return found
+
+
+_NAME_TO_END = re.compile(r"[-_a-zA-Z0-9\u0080-\U0010ffff]+")
+
+
+def _index_key(selector: str, keys: _PageKeys) -> tuple | None:
+    """A key the rightmost compound of ``selector`` needs, or None: the ``.``/``#`` name the
+    selector ends with, when nothing can make it other than a class or id test of that compound
+    (no escape, parenthesis — an unclosed ``:not(.x`` is closed at the end —, bracket, namespace
+    or nesting); else the first of ``_required_keys`` (memoised for the page)."""
+    if not any(ch in selector for ch in "\\()[]|&"):
+        at = max(selector.rfind("."), selector.rfind("#"))
+        if at >= 0 and _NAME_TO_END.fullmatch(selector, at + 1):
+            return selector[at], selector[at + 1:].lower()
+    required = keys._required(selector)
+    return required[0] if required else None
 
 
 def _sheet_hidden(tree) -> list:  # noqa: ANN001 — selectolax tree
