@@ -64,9 +64,9 @@ def _readable(node) -> int:  # noqa: ANN001
     return max(total, 0)
 
 
-def spared(tree, doomed: dict) -> list[int]:  # noqa: ANN001
+def spared(tree, doomed: dict, tops: list[int] | None = None) -> list[int]:  # noqa: ANN001
     """The ``mem_id``s of the ``doomed`` elements (``{mem_id: node}``) that are no hiding place
-    (module docstring).
+    (module docstring). ``tops`` is ``outermost(doomed)`` if the caller has it.
 
     Layer by layer from the outside: the outermost doomed elements are judged against what is
     visible as served, the largest first; once one is spared its text is visible, and every other
@@ -76,9 +76,20 @@ def spared(tree, doomed: dict) -> list[int]:  # noqa: ANN001
     body = tree.body
     if body is None or not doomed:
         return []
-    raw = {k: _chars(n) for k, n in doomed.items() if n.tag not in _NEVER}
+    # Most pages stop here: nothing hidden is big enough to matter. Judged first on the outermost
+    # doomed nodes alone (a node's text holds all of its descendants', so none inside holds more);
+    # a script or sheet holds no element, and so no doomed node, when it has no child but text.
+    chars: dict[int, int] = {}
+    tops = outermost(doomed) if tops is None else tops
+    for key in tops:
+        node = doomed[key]
+        if node.tag not in _NEVER or next(node.iter(), None) is not None:
+            chars[key] = _chars(node)
+    if max(chars.values(), default=0) < FRAME_MIN_CHARS:
+        return []
+    raw = {k: chars[k] if k in chars else _chars(n) for k, n in doomed.items() if n.tag not in _NEVER}
     if not raw or max(raw.values()) < FRAME_MIN_CHARS:
-        return []  # most pages stop here: nothing hidden is big enough to matter
+        return []
     readable_body = _readable(body)
     if VISIBLE_MAX is not None and sum(raw.values()) < readable_body - VISIBLE_MAX:
         return []  # (an upper bound of the hidden text): more than VISIBLE_MAX stays visible
@@ -89,8 +100,9 @@ def spared(tree, doomed: dict) -> list[int]:  # noqa: ANN001
             sizes[key] = _readable(doomed[key])
         return sizes[key]
 
+    layer: list[int] | None = tops  # (the first layer: nothing is spared yet)
     while True:
-        layer = _outermost(remaining)
+        layer = outermost(remaining) if layer is None else layer
         visible = max(readable_body - sum(size(k) for k in layer), 0)
         if VISIBLE_MAX is not None and visible > VISIBLE_MAX:
             return out
@@ -103,9 +115,10 @@ def spared(tree, doomed: dict) -> list[int]:  # noqa: ANN001
         frame = max(fits, key=size)
         del remaining[frame]
         out.append(frame)
+        layer = None
 
 
-def _outermost(doomed: dict) -> list[int]:
+def outermost(doomed: dict) -> list[int]:
     """The doomed ids with no doomed ancestor (each ancestor looked at once: memoised walk)."""
     covered: dict[int, bool] = {}  # mem_id -> the node or one of its ancestors is doomed
 

@@ -1,0 +1,179 @@
+"""The speed pass on hidden-content removal (issue 14) changes no verdict: each cheaper step gives
+what the step it replaced gave, on the edge cases where a pre-filter could go wrong (comments,
+escapes, ``@media``, ``!important``, upper case, non-ASCII, whitespace that is not HTML's).
+
+- ``html_hidden.may_hide``: substring markers first — a True without a marker changes nothing;
+- page keys: ``_class_names`` (``str.split`` where it splits at HTML whitespace only), ``_values``;
+- ``_page_keys_needed``: the classes and ids of the compounds left of the rightmost one;
+- ``css_hidden._positions`` with ``str.find`` for the literals: the same positions as ``finditer``;
+- the comments walk and the removal of the outermost doomed nodes only, and the frame rule's
+  first test on the outermost doomed nodes: the same tree as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from selectolax.lexbor import LexborHTMLParser
+
+from webshelf.core.convert import css_hidden, hidden_frame, html_hidden
+from webshelf.core.convert.css_hidden import sheet_rules
+from webshelf.core.convert.html_hidden import drop_hidden, drop_hidden_in, may_hide
+
+NO_MARKER = ["<p>plain</p>", "<SCRIPTS>no</SCRIPTS><p>x</p>", "<p>a &lt;script&gt; in text</p>",
+             "<p data-x='scripted'>x</p>", "<stylesheet>x</stylesheet>"]
+
+
+@pytest.mark.parametrize("html", NO_MARKER + ["<p>x</p><script>1</script>", "<p>x</p><!-- c -->",
+                                              "<P STYLE='display:none'>x</P>", "<DIV HIDDEN>x</DIV>",
+                                              "<p>x</p><style>p{}</style>"])
+def test_may_hide_is_never_false_where_the_regex_is_true_and_true_changes_nothing(html):
+    regex = bool(html_hidden._MAYBE_HIDDEN.search(html))
+    assert may_hide(html) or not regex
+    tree = LexborHTMLParser(html)
+    before = tree.html
+    removed = drop_hidden_in(tree)  # (no text given: the walk runs whatever may_hide says)
+    if not regex:
+        assert not removed and tree.html == before
+
+
+@pytest.mark.parametrize("classes", ["a b", " A\tB\nc\r\fd ", "x\u00a0y z", "x\x0by z", "x\x1cy", "İx y",
+                                     "Straße STRASSE", "a  b   c", ""])
+def test_class_names_split_at_html_whitespace_only(classes):
+    assert html_hidden._class_names(classes.lower()) - {""} == \
+        set(html_hidden._CLASS_SPLIT.split(classes.lower())) - {""}
+
+
+def test_attribute_values_are_those_get_gives():
+    tree = LexborHTMLParser('<p class="a">x</p><p class>y</p><svg><a xlink:class="q" class="r"/></svg>'
+                            '<p CLASS="Up">z</p>')
+    nodes = tree.css("[class]")
+    assert html_hidden._values(nodes, "class") == [n.attrs.get("class") for n in nodes]
+
+
+LEFT_COMPOUNDS = [
+    # (selector, page, whether it hides the <b>)
+    (".menu b", '<div class="menu"><b>x</b></div>', True),
+    (".menu b", '<div class="other"><b>x</b></div>', False),
+    (".MENU b", '<div class="menu"><b>x</b></div>', True),
+    ("#top > b", '<div id="top"><b>x</b></div>', True),
+    ("#top + b", '<i id="top"></i><b>x</b>', True),
+    (".a ~ b", '<i class="a"></i><b>x</b>', True),
+    (".a:first-child b", '<div class="a"><b>x</b></div>', True),
+    ("div.a.c b", '<div class="a c"><b>x</b></div>', True),
+    ("div.a.c b", '<div class="a"><b>x</b></div>', False),
+    ('.a[data-x="b c"] b', '<div class="a" data-x="b c"><b>x</b></div>', True),
+    (".a[data-x~=q] b", '<div class="a" data-x="q"><b>x</b></div>', True),
+    (":not(.absent) b", "<div><b>x</b></div>", True),
+    (":is(.a, .q) b", '<div class="a"><b>x</b></div>', True),
+    (".\\61  b", '<div class="a"><b>x</b></div>', True),  # (the escape takes one space)
+    (".x\u00a0y b", '<div class="x\u00a0y"><b>x</b></div>', False),  # (lexbor matches neither of these two)
+    (".é b", '<div class="É"><b>x</b></div>', False),
+    ("* .a b", '<div class="a"><b>x</b></div>', True),
+    (".a > > b", '<div class="a"><b>x</b></div>', False),
+]
+
+
+@pytest.mark.parametrize(("selector", "page", "hides"), LEFT_COMPOUNDS)
+def test_left_compound_keys_never_change_what_is_hidden(monkeypatch, selector, page, hides):
+    html = f"<style>{selector} {{display:none}}</style>{page}<p>visible</p>"
+    css_hidden.clear_memo()
+    filtered = drop_hidden(html)
+    monkeypatch.setattr(html_hidden._PageKeys, "may_match", lambda self, s: True)
+    css_hidden.clear_memo()
+    assert drop_hidden(html) == filtered
+    assert ("<b>x</b>" not in filtered) == hides
+
+
+SHEETS = [
+    ".a{display:none}.b{DISPLAY:NONE}", ".a{display:block;display:none}.b{display:flex}",
+    "@media screen{.a{opacity:0}}@media print{.b{visibility:hidden}}@media (min-width:9px){.c{display:block}}",
+    ".a{display:none!important}.b{display:block !important}", ".a{disp\\lay:none}.b{\\64isplay:none}",
+    ".a{/* display:none */color:red}.b{display:/**/none}", "/* .a{display:none} */.b{opacity:.5}",
+    ".a{color:red;background-color:transparent;border-color:rgba(0,0,0,0)}.b{color:#fff0}",
+    ".a{overflow:hidden;width:0}.b{overflow-x:hidden;height:0}.c{OVERFLOW:CLIP;max-height:0}",
+    ".a{left:-9999px}.b{margin-left:-10px}.c{top : -1e4px}.d{text-indent:-70em}",
+    ".a{transform:scale(0)}.b{transform:translateX(0) scaleY(0)}.c{clip:rect(0 0 0 0)}.d{clip-path:inset(50%)}",
+    ".a{font-size:0}.b{font-size:.5px}.c{font-size:5%}.d{font-size:0.875rem}",
+    ".İ{display:none}.a{display:none}", ".a{display:displaynone;display:none}.b{opacity:opacity:0}",
+    "@supports (display:grid){.a{display:none}}.b{display:none}", ".a{b{display:none}}.c{visibility:hidden}",
+    ".a{display:none", "}.a{display:none}{", ".a\\{display:none}",
+]
+
+
+@pytest.mark.parametrize("css", SHEETS + [s.upper() for s in SHEETS])
+def test_literal_positions_equal_the_regex_scan(css):
+    low = css_hidden._CSS_COMMENT.sub("", css).lower()
+    for key in ("hides", "shows"):
+        patterns = css_hidden._SCAN_LOW[key]
+        by_regex = sorted(m.start() for lit, rx in patterns if lit for m in rx.finditer(low))
+        by_find = sorted(css_hidden._positions(tuple(p for p in patterns if p[0]), low, {}))
+        assert by_find == by_regex
+        assert css_hidden._positions(patterns, low, {}) == css_hidden._positions(patterns, low)
+
+
+@pytest.mark.parametrize("css", SHEETS)
+def test_sheet_rules_with_the_literal_scan_are_those_of_the_regex_scan(monkeypatch, css):
+    def key(rules):
+        return [[(r.selector, r.body, r.order) for r in side] for side in rules]
+
+    fast = key(sheet_rules([css]))
+    monkeypatch.setattr(css_hidden, "_BY_FIND", frozenset())
+    assert key(sheet_rules([css])) == fast
+
+
+def test_literal_matches_respect_non_overlap_and_look_behind():
+    rx = re.compile(css_hidden._after_break("color") + r"\s*:[^;{}]*(?:transparent|rgb)")
+    text = "a{background-color:transparent;color:rgb(0 0 0/0);xcolor:rgb(1)} b{color:transparent color:rgb}"
+    out: list[int] = []
+    css_hidden._literal_matches(rx, "color", text, {}, out)
+    assert out == [m.start() for m in rx.finditer(text)]
+    display = re.compile(r"display\s*:[^;{}]*none")
+    text = "{display: x display:none}{display:none;display:none}"
+    out = []
+    css_hidden._literal_matches(display, "display", text, {}, out)
+    assert out == [m.start() for m in display.finditer(text)]
+
+
+NESTED = [
+    '<div hidden><p style="display:none">a<span hidden>b</span></p><script>s</script></div><p>seen</p>',
+    '<div style="opacity:0"><main>' + "words " * 200 + '<i hidden>in</i></main></div><p>x</p>',
+    '<noscript><div hidden>n</div></noscript><p>visible</p><!-- c --><template><p hidden>t</p></template>',
+    '<svg><script><p hidden>s</p></script></svg><p>v</p>',
+    '<div hidden>' + "<div hidden>" * 30 + "deep" + "</div>" * 31 + "<p>kept</p><!--x-->",
+]
+
+
+def _before(tree, html):  # noqa: ANN001, ANN202 — the removal as it was: every doomed node, reverse document order
+    html_hidden.unwrap_noscript_content(tree)
+    doomed = {n.mem_id: n for n in html_hidden._sheet_hidden(tree)}
+    for node in tree.css(html_hidden.ALWAYS_DROPPED):
+        if html_hidden._hides(node):
+            doomed[node.mem_id] = node
+    for node in tree.css("[style]"):
+        if html_hidden.invisible_style(node.attributes.get("style") or ""):
+            doomed[node.mem_id] = node
+    for node in html_hidden._frame(tree):
+        doomed.pop(node.mem_id, None)
+    for key in hidden_frame.spared(tree, doomed):
+        del doomed[key]
+    comments, order = [], {}
+    for i, n in enumerate(tree.root.traverse()):
+        if n.is_comment_node:
+            comments.append(n)
+        elif n.mem_id in doomed:
+            order[n.mem_id] = i
+    for node in comments:
+        node.decompose()
+    for key in sorted(doomed, key=lambda k: order.get(k, -1), reverse=True):
+        doomed[key].decompose()
+    tree.merge_text_nodes()
+
+
+@pytest.mark.parametrize("html", NESTED)
+def test_removing_the_outermost_doomed_nodes_gives_the_same_tree(html):
+    old, new = LexborHTMLParser(html), LexborHTMLParser(html)
+    _before(old, html)
+    drop_hidden_in(new, html)
+    assert new.html == old.html
