@@ -33,8 +33,7 @@ def _after_fork_in_child() -> None:
     _lock, _pool = threading.Lock(), None
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+os.register_at_fork(after_in_child=_after_fork_in_child)  # POSIX, as every runtime webshelf supports
 
 
 def _executor() -> ThreadPoolExecutor:
