@@ -67,26 +67,6 @@ def test_html_page_is_parsed_once(monkeypatch):
     assert "Text around a comment stays one paragraph." in converted.markdown
 
 
-SELECTOR_CASES = [
-    (".gone", '<p class="gone">x</p>'), (".absent", '<p class="gone">x</p>'), ("#id1", '<p id="id1">x</p>'),
-    ("#ID1", '<p id="id1">x</p>'), ("div .in", '<div><p class="in">x</p></div>'), (".a.b", '<p class="a">x</p>'),
-    (".a.b", '<p class="a b">x</p>'), ("p:not(.absent)", "<p>x</p>"), (".in:not(.absent > .q)", '<p class="in">x</p>'),
-    ("p[data-x]", '<p data-x="1">x</p>'), (".q[data-x]", '<p data-x="1">x</p>'), ('p[title=".absent"]', '<p title=".absent">x</p>'),
-    ("p:nth-child(1)", "<div><p>x</p></div>"), (".c\\6c ass", '<p class="class">x</p>'), (".x\u00a0y", '<p class="x\u00a0y">x</p>'),
-    (".x", '<p class="x\u00a0y">x</p>'), (".UP", '<p class="up">x</p>'), (".UP", '<!doctype html><p class="up">x</p>'),
-]
-
-
-@pytest.mark.parametrize(("selector", "body"), SELECTOR_CASES)
-def test_selector_prefilter_never_changes_what_is_hidden(monkeypatch, selector, body):
-    page = f"<style>{selector} {{display:none}}</style>{body}<p>visible</p>"
-    css_hidden.clear_memo()
-    filtered = drop_hidden(page)
-    monkeypatch.setattr(html_hidden._PageKeys, "may_match", lambda self, s: True)
-    css_hidden.clear_memo()
-    assert drop_hidden(page) == filtered
-
-
 def test_memo_gives_the_same_answer_twice_and_for_other_trees():
     page = PAGES["sheet_and_inline"]
     css_hidden.clear_memo()
