@@ -15,7 +15,8 @@ import pytest
 from selectolax.lexbor import LexborHTMLParser
 
 from tests import corpus
-from tests.core.test_convert_one_parse import PAGES, SELECTOR_CASES
+from tests.core.test_convert_one_parse import PAGES
+from tests.core.test_hidden_prefilters import RIGHTMOST
 from webshelf.core.convert import css_hidden, html_hidden
 from webshelf.core.convert.by_type import decode
 from webshelf.core.convert.css_hidden import element_matches, may_hide, sheet_rules
@@ -51,7 +52,7 @@ def _pages() -> list[str]:
             pages.append(decode(body, "utf-8", html=True))
     pages += list(PAGES.values())
     pages += [f"<style>{selector} {{display:none}} .x, p {{display:block}}</style>{body}<p>visible</p>"
-              for selector, body in SELECTOR_CASES]
+              for selector, body in RIGHTMOST]
     return pages
 
 
