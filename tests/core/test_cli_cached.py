@@ -50,12 +50,13 @@ def home(tmp_path: Path) -> Path:
     return home
 
 
-def _run(home: Path, *argv: str, config: Path | None = None) -> tuple[int, str, str, dict]:
+def _run(home: Path, *argv: str, config: Path | None = None, script: str = _PROBE) -> tuple[int, str, str, dict]:
+    """``script`` (click's CLI by default) in a fresh interpreter: (exit code, stdout, stderr, its report)."""
     env = dict(os.environ, WEBSHELF_HOME=str(home))
     env.pop("WEBSHELF_CONFIG", None)
     if config is not None:
         env["WEBSHELF_CONFIG"] = str(config)
-    done = subprocess.run([sys.executable, "-c", _PROBE, *argv], env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", script, *argv], env=env, capture_output=True, text=True,
                           timeout=120, cwd="/")
     out, _, tail = done.stdout.rpartition("\n@@")
     assert tail, done.stderr[-2000:]
@@ -200,14 +201,7 @@ _ENTRY = textwrap.dedent("""
 
 
 def _entry(home: Path, *argv: str) -> tuple[int, str, str, dict]:
-    env = dict(os.environ, WEBSHELF_HOME=str(home))
-    env.pop("WEBSHELF_CONFIG", None)
-    done = subprocess.run([sys.executable, "-c", _ENTRY, *argv], env=env, capture_output=True, text=True,
-                          timeout=120, cwd="/")
-    out, _, tail = done.stdout.rpartition("\n@@")
-    assert tail, done.stderr[-2000:]
-    report = json.loads(tail)
-    return report["code"], out, done.stderr, report
+    return _run(home, *argv, script=_ENTRY)
 
 
 def test_the_console_script_answers_plain_spellings_without_click(home: Path) -> None:
