@@ -457,27 +457,16 @@ def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
     a cheap text test are ever tokenized (tinycss2 over a whole framework sheet costs ~50 ms)."""
     hiding: list[SheetRule] = []
     showing: list[SheetRule] = []
-    budget = MAX_SHEET_CHARS
     order = 0
-    for sheet in sheets:
-        if budget <= 0 or len(hiding) + len(showing) >= MAX_RULES:
+    texts = _budgeted(sheets)
+    for css, (quick, maybe_shows) in zip(texts, _sheet_positions(texts)):
+        if len(hiding) + len(showing) >= MAX_RULES:
             break
-        css = _CSS_COMMENT.sub("", sheet[:budget])
-        budget -= len(css)
         # The open blocks: (is an at-rule, applies, prelude start, prelude end, prelude follows
         # at-statements, may show). A prelude's text is cut only for a block that is judged or an
         # at-rule: a Python step per block of a framework sheet was most of this scan.
         stack: list[tuple[bool, bool, int, int, bool, bool]] = []
-        # Where the cheap tests can match, found in one C-speed pass over the whole sheet (no match
-        # crosses a brace, so "a block matches" is "a match starts inside it"), instead of a
-        # search per block: most blocks of a framework sheet match neither and are skipped.
-        # Case is folded once for the whole sheet (``re.IGNORECASE`` is ~7× slower); a sheet whose
-        # lower-casing changes its length (a rare non-ASCII letter such as "İ") is searched as is.
-        low = css.lower()
-        scan, text = (_SCAN_LOW, low) if len(low) == len(css) else (_SCAN_ANY, css)
-        literals: dict | None = {} if scan is _SCAN_LOW else None  # (case-blind: the regex finds them)
-        quick = _positions(scan["hides"], text, literals)
-        maybe_shows = _positions(scan["shows"], text, literals)
+        # (``quick``, ``maybe_shows``: where the cheap tests can match in this sheet, ``_sheet_positions``)
         qi = si = 0  # where the next run's positions start (runs come in text order)
         start = 0
         find, rfind, match_run, search_brace = css.find, css.rfind, _FLAT_RUN.match, _BRACE.search
@@ -545,6 +534,68 @@ def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
             order = _judge(css, start_body, pos, p_start, p_end, after_statements, applies, quick, maybe_shows, order,
                            hiding, showing)
     return hiding, showing
+
+
+def _budgeted(sheets: list[str]) -> list[str]:
+    """The sheets' texts that are read, without comments: at most ``MAX_SHEET_CHARS`` in all."""
+    texts, budget = [], MAX_SHEET_CHARS
+    for sheet in sheets:
+        if budget <= 0:
+            break
+        css = _CSS_COMMENT.sub("", sheet[:budget])
+        budget -= len(css)
+        texts.append(css)
+    return texts
+
+
+# Between sheets scanned as one text (``_sheet_positions``): no pattern of ``_SHEET_HIDES`` or
+# ``_SHEET_SHOWS`` matches across it (``}`` ends every ``[^;{}]*`` and no ``\s*`` takes it), none
+# starts in it, and its last character is one that ``_after_break``'s look-behind and the
+# negative value's read-back treat as the start of a text (``;``).
+_SHEET_SEP = "};"
+
+
+def _sheet_positions(texts: list[str]) -> list[tuple[list[int], list[int]]]:
+    """Per sheet text, (``quick``, ``maybe_shows``): the sorted start positions of the hiding and
+    the showing scans' matches (``_positions``), in that sheet's coordinates.
+
+    Where the cheap tests can match is found in C-speed passes over the whole text (no match
+    crosses a brace, so "a block matches" is "a match starts inside it"), instead of a search per
+    block: most blocks of a framework sheet match neither and are skipped. Case is folded once
+    (``re.IGNORECASE`` is ~7× slower). All of a page's sheets are scanned as one text joined by
+    ``_SHEET_SEP`` — CSS-in-JS pages have dozens of small ``<style>`` elements, and fifteen
+    pattern passes per sheet were most of their scan — and the positions are cut back per sheet:
+    the same positions as scanning each sheet alone. When lower-casing changes the length of
+    the text (a rare non-ASCII letter such as "İ"), each sheet is scanned alone, one whose own
+    length changes as is, ignoring case."""
+    joined = _SHEET_SEP.join(texts)
+    low = joined.lower()
+    if len(low) != len(joined):
+        return [_one_sheet_positions(css) for css in texts]
+    literals: dict = {}
+    quick = _positions(_SCAN_LOW["hides"], low, literals)
+    shows = _positions(_SCAN_LOW["shows"], low, literals)
+    out, at = [], 0
+    for css in texts:
+        end = at + len(css)
+        out.append((_cut(quick, at, end), _cut(shows, at, end)))
+        at = end + len(_SHEET_SEP)
+    return out
+
+
+def _one_sheet_positions(css: str) -> tuple[list[int], list[int]]:
+    low = css.lower()
+    scan, text = (_SCAN_LOW, low) if len(low) == len(css) else (_SCAN_ANY, css)
+    literals: dict | None = {} if scan is _SCAN_LOW else None  # (case-blind: the regex finds them)
+    return _positions(scan["hides"], text, literals), _positions(scan["shows"], text, literals)
+
+
+def _cut(positions: list[int], start: int, end: int) -> list[int]:
+    """The sorted ``positions`` in ``[start, end)``, less ``start``."""
+    lo, hi = bisect_left(positions, start), bisect_left(positions, end)
+    if not start:
+        return positions[lo:hi]
+    return [p - start for p in positions[lo:hi]]
 
 
 def _judge(css: str, start_body: int, pos: int, p_start: int, p_end: int, after_statements: bool, applies: bool,

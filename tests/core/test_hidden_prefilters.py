@@ -137,6 +137,32 @@ def test_sheet_rules_with_the_literal_scan_are_those_of_the_regex_scan(monkeypat
     assert key(sheet_rules([css])) == fast
 
 
+# Sheets scanned as one text (``_sheet_positions``): matches that would cross a boundary (a sheet
+# ending in ``display:`` before one starting ``none``), look-behinds and the negative value's
+# read-back at a sheet's start, a sheet whose lower-casing changes its length, empty sheets.
+BOUNDARIES = [
+    ["p{display:", "none}"], [".a{opacity:", "0}"], [".a{clip", ":x}"], ["a{x:1}color", ":transparent}"],
+    ["a{b", "color:rgb(0 0 0/0)}"], [".a{x", "left:-9999px}"], ["left", ":-9999px}"], [".a{left:", "-9999px}"],
+    ["", ".a{display:none}", ""], [".a{display:none}", ".İ{display:none}", ".b{opacity:0}"],
+    [".a{overflow:hidden;width:0}", ".b{display:block}\\"], ["}", "{", ".a{visibility:hidden"],
+]
+
+
+@pytest.mark.parametrize("texts", BOUNDARIES + [SHEETS, [s.upper() for s in SHEETS]])
+def test_sheets_scanned_as_one_text_give_each_sheets_own_positions(texts):
+    texts = [css_hidden._CSS_COMMENT.sub("", t) for t in texts]
+    assert css_hidden._sheet_positions(texts) == [css_hidden._one_sheet_positions(t) for t in texts]
+
+
+def test_sheet_rules_of_several_sheets_are_each_sheets_rules_in_order():
+    def key(rules):
+        return [[(r.selector, r.body) for r in side] for side in rules]
+
+    for texts in BOUNDARIES + [SHEETS]:
+        alone = [sheet_rules([t]) for t in texts]
+        assert key(sheet_rules(texts)) == [sum((key(r)[side] for r in alone), []) for side in (0, 1)]
+
+
 def test_literal_matches_respect_non_overlap_and_look_behind():
     rx = re.compile(css_hidden._after_break("color") + r"\s*:[^;{}]*(?:transparent|rgb)")
     text = "a{background-color:transparent;color:rgb(0 0 0/0);xcolor:rgb(1)} b{color:transparent color:rgb}"
