@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import tinycss2
+from tinycss2.ast import DimensionToken, HashToken, IdentToken, NumberToken, PercentageToken
 
 MAX_SHEET_CHARS = 1_000_000
 MAX_RULES = 5_000
@@ -187,7 +188,10 @@ _MEMO_TEXT = 4096  # longer texts are parsed each time (rare; kept out of the me
 
 
 def _parse_uncached(text: str) -> Declarations:
-    values: dict[str, tuple[list, bool]] = {}
+    values = _simple_declarations(text)
+    if values is not None:
+        return Declarations(values)
+    values = {}
     for item in tinycss2.parse_blocks_contents(text, skip_whitespace=True, skip_comments=True):
         if item.type == "declaration":
             values[item.lower_name] = (_tokens(item.value), bool(item.important))
@@ -195,6 +199,66 @@ def _parse_uncached(text: str) -> Declarations:
 
 
 _parse_declarations = lru_cache(maxsize=16_384)(_parse_uncached)
+
+
+# The declaration shapes most blocks and inline styles are made of (``display:none``,
+# ``left:-9999px``, ``font-size:0.875rem !important``, ``margin:0 auto``): ASCII text of
+# ``name:value`` parts whose values are identifiers, numbers, dimensions, percentages and hashes
+# separated by whitespace. For those the tokens are built here (``_simple_declarations``), the
+# same tokens tinycss2 gives; anything else (functions, strings, escapes, comments, commas,
+# blocks, at-rules, ``!`` other than ``!important``, non-ASCII) goes to tinycss2, which is pure
+# Python and was most of a matched rule's cost.
+_SIMPLE_TEXT = re.compile(r"[-a-zA-Z0-9_.%#:;!+ \t\n\r\f]*")
+_SIMPLE_PART = re.compile(r"(-?[a-zA-Z_][-a-zA-Z0-9_]*)[ \t\n\r\f]*:[ \t\n\r\f]*(.*?)"
+                          r"[ \t\n\r\f]*(![ \t\n\r\f]*important)?[ \t\n\r\f]*", re.DOTALL | re.IGNORECASE)
+_CSS_SPACE = re.compile(r"[ \t\n\r\f]+")
+_SIMPLE_IDENT = re.compile(r"-?[a-zA-Z_][-a-zA-Z0-9_]*")
+# tinycss2's number (its tokenizer's ``_NUMBER_RE``), then a unit that is a plain identifier or ``%``
+_SIMPLE_NUMBER = re.compile(r"([-+]?([0-9]*\.)?[0-9]+([eE][+-]?[0-9]+)?)(%|[a-zA-Z_][-a-zA-Z0-9_]*)?")
+_SIMPLE_HASH = re.compile(r"#([a-zA-Z_][-a-zA-Z0-9_]*|[-a-zA-Z0-9_]+)")
+
+
+def _simple_declarations(text: str) -> dict[str, tuple[list, bool]] | None:
+    """``{lower-cased name: (tokens, important)}`` as tinycss2 reads ``text``, for the simple
+    shapes above; None for any other text (tinycss2 reads it)."""
+    if not _SIMPLE_TEXT.fullmatch(text):
+        return None
+    values: dict[str, tuple[list, bool]] = {}
+    for part in text.split(";"):
+        if not part.strip(" \t\n\r\f"):
+            continue
+        m = _SIMPLE_PART.fullmatch(part.strip(" \t\n\r\f"))
+        if m is None:
+            return None
+        name, value, important = m.groups()
+        tokens = []
+        if value:
+            for piece in _CSS_SPACE.split(value):
+                token = _simple_token(piece)
+                if token is None:
+                    return None
+                tokens.append(token)
+        values[name.lower()] = (tokens, important is not None)
+    return values
+
+
+def _simple_token(piece: str):  # noqa: ANN202 — a tinycss2 token or None
+    m = _SIMPLE_NUMBER.fullmatch(piece)
+    if m is not None:
+        number, fraction, exponent, unit = m.groups()
+        value, int_value = float(number), (int(number) if not (fraction or exponent) else None)
+        if unit is None:
+            return NumberToken(1, 1, value, int_value, number)
+        if unit == "%":
+            return PercentageToken(1, 1, value, int_value, number)
+        return DimensionToken(1, 1, value, int_value, number, unit)
+    if _SIMPLE_IDENT.fullmatch(piece):
+        return IdentToken(1, 1, piece)
+    m = _SIMPLE_HASH.fullmatch(piece)
+    if m is not None:
+        name = m.group(1)
+        return HashToken(1, 1, name, _SIMPLE_IDENT.match(name) is not None or name.startswith("--"))
+    return None
 
 
 def style_hides(style: str) -> bool:

@@ -217,3 +217,47 @@ def test_removing_the_outermost_doomed_nodes_gives_the_same_tree(html):
     _before(old, html)
     drop_hidden_in(new, html)
     assert new.html == old.html
+
+
+# ``css_hidden._simple_declarations``: the tokens built without tinycss2 are tinycss2's, and every
+# shape it does not decide exactly (comments, escapes, strings, functions, commas, a bare ``!``,
+# ``--custom`` names, non-ASCII) goes to tinycss2.
+def _tinycss2_values(text):  # noqa: ANN001, ANN202
+    import tinycss2
+
+    values = {}
+    for item in tinycss2.parse_blocks_contents(text, skip_whitespace=True, skip_comments=True):
+        if item.type == "declaration":
+            values[item.lower_name] = (css_hidden._tokens(item.value), bool(item.important))
+    return values
+
+
+def _token_key(values):  # noqa: ANN001, ANN202
+    fields = ("type", "value", "int_value", "representation", "unit", "lower_unit", "lower_value", "is_identifier")
+    return {name: ([tuple(getattr(t, f, None) for f in fields) for t in tokens], important)
+            for name, (tokens, important) in values.items()}
+
+
+VALUES = ["none", "NONE", "0", "-0", "+0", ".5", "0.5px", "1e3", "1e3px", "1E-2em", "1ex", "5%", "-9999px", "10PX",
+          "#fff", "#FFF0", "#-a", "#--a", "#-1", "#1a", "a_b", "_a", "1px-2px", "0 auto", "auto !important", "-x-",
+          "none!important", "none ! IMPORTANT", "0 0 0 0"]
+FALLBACK = ["display:n\\one", "display:/**/none", "display:none/* c */", "color:rgba(0,0,0,0)", "font-family:'a b'",
+            "display:none !", "display:none!importan", "a:5%x", "a:-", "a:--x", "--v:0", "a:5-x", "a:1.", "a:#",
+            "a:b:c", "a:b,c", "display:nöne", "1a:b", "a", "a:b{c}", "@media x", "a:<!--", "a:+x"]
+
+
+@pytest.mark.parametrize("value", VALUES)
+@pytest.mark.parametrize("shape", ["display:{}", " DISPLAY : {} ;;", "-webkit-box:{};opacity:0", "left:{}\t\n",
+                                   "a:b;display:{};display:x"])
+def test_simple_declarations_are_tinycss2s(shape, value):
+    text = shape.format(value)
+    simple = css_hidden._simple_declarations(text)
+    assert simple is not None
+    assert _token_key(simple) == _token_key(_tinycss2_values(text))
+    assert _token_key(css_hidden._parse_uncached(text).values) == _token_key(_tinycss2_values(text))
+
+
+@pytest.mark.parametrize("text", FALLBACK)
+def test_other_declaration_shapes_go_to_tinycss2(text):
+    assert css_hidden._simple_declarations(text) is None
+    assert _token_key(css_hidden._parse_uncached(text).values) == _token_key(_tinycss2_values(text))
