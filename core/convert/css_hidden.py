@@ -273,7 +273,8 @@ def _style_hides(style: str) -> bool:
     # Of those that do, about half still cannot hide (``rgb`` of a border colour, a negative
     # margin): ``may_hide``, the sheets' block test, rejects them without tinycss2 — for a text
     # without comments, which it does not read as a tokenizer would (``display/**/:none``).
-    return bool(_MAY_HIDE_QUICK.search(style)) and ("/*" in style or may_hide(style)) and _parse_uncached(style).hides()
+    quick = _MAY_HIDE_QUICK_LOW.search(style.lower()) if style.isascii() else _MAY_HIDE_QUICK.search(style)
+    return bool(quick) and ("/*" in style or may_hide(style)) and _parse_uncached(style).hides()
 
 
 class SheetRule:
@@ -353,6 +354,9 @@ _FLAT_RUN = re.compile(r"(?:[^{}@]*\{[^{}]*\})+")
 _MAY_HIDE_QUICK = re.compile(r"display\s*:[^;{}]*none|visibility|opacity|font-size|scale|clip|transparent|rgb|hsl|"
                              r"#(?:[0-9a-f]{3}0|[0-9a-f]{6}00)\b|:\s*-|overflow|\\|/\*", re.IGNORECASE)
 # (``\s`` and ``[^;{}]`` never take a brace: every match lies inside one block's text.)
+# The same for lower-cased ASCII text (``_style_hides``): there ``re.IGNORECASE`` matches exactly
+# what lower-casing gives — it differs only for "ſ", "ı", "İ" and the Kelvin sign — and costs more.
+_MAY_HIDE_QUICK_LOW = re.compile(_MAY_HIDE_QUICK.pattern)
 MAYBE_SHOWS = re.compile(r"display|visibility|opacity|\\", re.IGNORECASE)
 
 

@@ -261,3 +261,21 @@ def test_simple_declarations_are_tinycss2s(shape, value):
 def test_other_declaration_shapes_go_to_tinycss2(text):
     assert css_hidden._simple_declarations(text) is None
     assert _token_key(css_hidden._parse_uncached(text).values) == _token_key(_tinycss2_values(text))
+
+
+@pytest.mark.parametrize("style", ["DISPLAY:NONE", "Display : None", "color:#FFF0", "color:#ABCDEF00", "Opacity:0",
+                                   "left:-9999PX", "CLIP:rect(0 0 0 0)", "x:\\\\64", "a/*c*/b", "margin:0 auto",
+                                   "color:red", "", "FONT-SIZE:0", "color:#abcdef01"])
+def test_inline_style_quick_test_on_lower_cased_ascii_is_the_case_blind_regex(style):
+    assert style.isascii()
+    assert bool(css_hidden._MAY_HIDE_QUICK_LOW.search(style.lower())) == bool(css_hidden._MAY_HIDE_QUICK.search(style))
+
+
+@pytest.mark.parametrize("html", ["<p>unhidden</p>", "<p data-xstyle=1>x</p>", "<p>HIDDEN</p>", "<p STYLE = 'x'>x</p>"])
+def test_may_hide_substring_markers_only_add_walks_that_find_nothing(html):
+    tree = LexborHTMLParser(html)
+    before = tree.html
+    regex = bool(html_hidden._MAYBE_HIDDEN.search(html))
+    assert may_hide(html) or not regex
+    if not regex:
+        assert not drop_hidden_in(tree, html) and tree.html == before
