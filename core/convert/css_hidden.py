@@ -711,6 +711,10 @@ class Showers:
     def __init__(self, showing: list[SheetRule]) -> None:
         self._showing = showing
         self._by_prop: dict[str, list[SheetRule]] = {}
+        #: per property, the candidates indexed by the class or id they need (core/convert/
+        #: html_hidden.py ``_showers_index`` fills it): it depends on the sheets alone, so it lives
+        #: here and is memoised with them
+        self.node_index: dict[str, tuple[dict, list]] = {}
 
     def candidates(self, prop: str) -> list[SheetRule]:
         found = self._by_prop.get(prop)

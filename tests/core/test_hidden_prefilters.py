@@ -279,3 +279,21 @@ def test_may_hide_substring_markers_only_add_walks_that_find_nothing(html):
     assert may_hide(html) or not regex
     if not regex:
         assert not drop_hidden_in(tree, html) and tree.html == before
+
+
+def test_showing_rule_index_is_kept_with_the_sites_sheets_and_changes_no_verdict():
+    sheet = ("<style>.x{display:none}.y{display:none}.show .x{display:block}#k.y{display:block}"
+             "div.y{opacity:1}</style>")
+    pages = [sheet + '<div class="show"><p class="x">a</p></div><p class="x">b</p><div id="k" class="y">c</div>',
+             sheet + '<p class="x">d</p><div class="show"><span class="x">e</span></div><p class="y">f</p>']
+    css_hidden.clear_memo()
+    cold = []
+    for page in pages:
+        css_hidden.clear_memo()
+        cold.append(drop_hidden(page))
+    css_hidden.clear_memo()
+    warm = [drop_hidden(page) for page in pages]
+    assert warm == cold
+    showers = css_hidden.page_sheets([sheet[len("<style>"):-len("</style>")]]).showers
+    assert "display" in showers.node_index  # (filled by the first page, reused by the second)
+    assert ">a</p>" in cold[0] and ">b</p>" not in cold[0] and ">c</div>" in cold[0]
