@@ -42,7 +42,10 @@ over the whole sheet (one literal-led pattern per ``may_hide`` test, ``_SHEET_HI
 literals found by ``str.find``, faster than a regex search, and tried only where they stand) flag the
 blocks whose text could hide or show; only those are cut out and judged, and only their relevant
 declarations are ever tokenized, on first use. Inline styles that name no property able to hide,
-or that ``may_hide`` rejects, are never tokenized. Parsed blocks, inline verdicts
+or that ``may_hide`` rejects, are never tokenized. All of a page's sheets are scanned as
+one text (``_sheet_positions``: CSS-in-JS pages carry dozens of small sheets), and declaration
+texts of the common simple shapes are tokenized without tinycss2 (``_simple_declarations``: the
+same tokens). Parsed blocks, inline verdicts
 and whole pages' sheets (``page_sheets``, keyed by a digest of their text: a site repeats its
 sheets) are memoised per process, bounded. None of this changes a verdict: the pre-filters only
 skip text that the full rules would reject (tests/core/test_convert_one_parse.py).

@@ -24,7 +24,8 @@ node's subtree. A selector's compounds left of the rightmost one must find their
 in the page too (``_page_keys_needed``: ``.menu a`` on a page without ``menu``). Comments come from
 one walk over the elements, only for a text with ``<!--``; only the outermost doomed nodes are
 removed (what is inside goes with them), so no document order is needed. Every such shortcut
-only skips work whose result is known (tests/core/test_hidden_prefilters.py).
+only skips work whose result is known (tests/core/test_hidden_prefilters.py). The showing rules'
+per-node index depends on the sheets alone and is memoised with them (``_showers_index``).
 """
 
 from __future__ import annotations
