@@ -42,7 +42,10 @@ over the whole sheet (one literal-led pattern per ``may_hide`` test, ``_SHEET_HI
 literals found by ``str.find``, faster than a regex search, and tried only where they stand) flag the
 blocks whose text could hide or show; only those are cut out and judged, and only their relevant
 declarations are ever tokenized, on first use. Inline styles that name no property able to hide,
-or that ``may_hide`` rejects, are never tokenized. Parsed blocks, inline verdicts
+or that ``may_hide`` rejects, are never tokenized. All of a page's sheets are scanned as
+one text (``_sheet_positions``: CSS-in-JS pages carry dozens of small sheets), and declaration
+texts of the common simple shapes are tokenized without tinycss2 (``_simple_declarations``: the
+same tokens). Parsed blocks, inline verdicts
 and whole pages' sheets (``page_sheets``, keyed by a digest of their text: a site repeats its
 sheets) are memoised per process, bounded. None of this changes a verdict: the pre-filters only
 skip text that the full rules would reject (tests/core/test_convert_one_parse.py).
@@ -57,6 +60,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import tinycss2
+from tinycss2.ast import DimensionToken, HashToken, IdentToken, NumberToken, PercentageToken
 
 MAX_SHEET_CHARS = 1_000_000
 MAX_RULES = 5_000
@@ -187,7 +191,10 @@ _MEMO_TEXT = 4096  # longer texts are parsed each time (rare; kept out of the me
 
 
 def _parse_uncached(text: str) -> Declarations:
-    values: dict[str, tuple[list, bool]] = {}
+    values = _simple_declarations(text)
+    if values is not None:
+        return Declarations(values)
+    values = {}
     for item in tinycss2.parse_blocks_contents(text, skip_whitespace=True, skip_comments=True):
         if item.type == "declaration":
             values[item.lower_name] = (_tokens(item.value), bool(item.important))
@@ -195,6 +202,66 @@ def _parse_uncached(text: str) -> Declarations:
 
 
 _parse_declarations = lru_cache(maxsize=16_384)(_parse_uncached)
+
+
+# The declaration shapes most blocks and inline styles are made of (``display:none``,
+# ``left:-9999px``, ``font-size:0.875rem !important``, ``margin:0 auto``): ASCII text of
+# ``name:value`` parts whose values are identifiers, numbers, dimensions, percentages and hashes
+# separated by whitespace. For those the tokens are built here (``_simple_declarations``), the
+# same tokens tinycss2 gives; anything else (functions, strings, escapes, comments, commas,
+# blocks, at-rules, ``!`` other than ``!important``, non-ASCII) goes to tinycss2, which is pure
+# Python and was most of a matched rule's cost.
+_SIMPLE_TEXT = re.compile(r"[-a-zA-Z0-9_.%#:;!+ \t\n\r\f]*")
+_SIMPLE_PART = re.compile(r"(-?[a-zA-Z_][-a-zA-Z0-9_]*)[ \t\n\r\f]*:[ \t\n\r\f]*(.*?)"
+                          r"[ \t\n\r\f]*(![ \t\n\r\f]*important)?[ \t\n\r\f]*", re.DOTALL | re.IGNORECASE)
+_CSS_SPACE = re.compile(r"[ \t\n\r\f]+")
+_SIMPLE_IDENT = re.compile(r"-?[a-zA-Z_][-a-zA-Z0-9_]*")
+# tinycss2's number (its tokenizer's ``_NUMBER_RE``), then a unit that is a plain identifier or ``%``
+_SIMPLE_NUMBER = re.compile(r"([-+]?([0-9]*\.)?[0-9]+([eE][+-]?[0-9]+)?)(%|[a-zA-Z_][-a-zA-Z0-9_]*)?")
+_SIMPLE_HASH = re.compile(r"#([a-zA-Z_][-a-zA-Z0-9_]*|[-a-zA-Z0-9_]+)")
+
+
+def _simple_declarations(text: str) -> dict[str, tuple[list, bool]] | None:
+    """``{lower-cased name: (tokens, important)}`` as tinycss2 reads ``text``, for the simple
+    shapes above; None for any other text (tinycss2 reads it)."""
+    if not _SIMPLE_TEXT.fullmatch(text):
+        return None
+    values: dict[str, tuple[list, bool]] = {}
+    for part in text.split(";"):
+        if not part.strip(" \t\n\r\f"):
+            continue
+        m = _SIMPLE_PART.fullmatch(part.strip(" \t\n\r\f"))
+        if m is None:
+            return None
+        name, value, important = m.groups()
+        tokens = []
+        if value:
+            for piece in _CSS_SPACE.split(value):
+                token = _simple_token(piece)
+                if token is None:
+                    return None
+                tokens.append(token)
+        values[name.lower()] = (tokens, important is not None)
+    return values
+
+
+def _simple_token(piece: str):  # noqa: ANN202 — a tinycss2 token or None
+    m = _SIMPLE_NUMBER.fullmatch(piece)
+    if m is not None:
+        number, fraction, exponent, unit = m.groups()
+        value, int_value = float(number), (int(number) if not (fraction or exponent) else None)
+        if unit is None:
+            return NumberToken(1, 1, value, int_value, number)
+        if unit == "%":
+            return PercentageToken(1, 1, value, int_value, number)
+        return DimensionToken(1, 1, value, int_value, number, unit)
+    if _SIMPLE_IDENT.fullmatch(piece):
+        return IdentToken(1, 1, piece)
+    m = _SIMPLE_HASH.fullmatch(piece)
+    if m is not None:
+        name = m.group(1)
+        return HashToken(1, 1, name, _SIMPLE_IDENT.match(name) is not None or name.startswith("--"))
+    return None
 
 
 def style_hides(style: str) -> bool:
@@ -209,7 +276,8 @@ def _style_hides(style: str) -> bool:
     # Of those that do, about half still cannot hide (``rgb`` of a border colour, a negative
     # margin): ``may_hide``, the sheets' block test, rejects them without tinycss2 — for a text
     # without comments, which it does not read as a tokenizer would (``display/**/:none``).
-    return bool(_MAY_HIDE_QUICK.search(style)) and ("/*" in style or may_hide(style)) and _parse_uncached(style).hides()
+    quick = _MAY_HIDE_QUICK_LOW.search(style.lower()) if style.isascii() else _MAY_HIDE_QUICK.search(style)
+    return bool(quick) and ("/*" in style or may_hide(style)) and _parse_uncached(style).hides()
 
 
 class SheetRule:
@@ -289,6 +357,9 @@ _FLAT_RUN = re.compile(r"(?:[^{}@]*\{[^{}]*\})+")
 _MAY_HIDE_QUICK = re.compile(r"display\s*:[^;{}]*none|visibility|opacity|font-size|scale|clip|transparent|rgb|hsl|"
                              r"#(?:[0-9a-f]{3}0|[0-9a-f]{6}00)\b|:\s*-|overflow|\\|/\*", re.IGNORECASE)
 # (``\s`` and ``[^;{}]`` never take a brace: every match lies inside one block's text.)
+# The same for lower-cased ASCII text (``_style_hides``): there ``re.IGNORECASE`` matches exactly
+# what lower-casing gives — it differs only for "ſ", "ı", "İ" and the Kelvin sign — and costs more.
+_MAY_HIDE_QUICK_LOW = re.compile(_MAY_HIDE_QUICK.pattern)
 MAYBE_SHOWS = re.compile(r"display|visibility|opacity|\\", re.IGNORECASE)
 
 
@@ -457,27 +528,16 @@ def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
     a cheap text test are ever tokenized (tinycss2 over a whole framework sheet costs ~50 ms)."""
     hiding: list[SheetRule] = []
     showing: list[SheetRule] = []
-    budget = MAX_SHEET_CHARS
     order = 0
-    for sheet in sheets:
-        if budget <= 0 or len(hiding) + len(showing) >= MAX_RULES:
+    texts = _budgeted(sheets)
+    for css, (quick, maybe_shows) in zip(texts, _sheet_positions(texts)):
+        if len(hiding) + len(showing) >= MAX_RULES:
             break
-        css = _CSS_COMMENT.sub("", sheet[:budget])
-        budget -= len(css)
         # The open blocks: (is an at-rule, applies, prelude start, prelude end, prelude follows
         # at-statements, may show). A prelude's text is cut only for a block that is judged or an
         # at-rule: a Python step per block of a framework sheet was most of this scan.
         stack: list[tuple[bool, bool, int, int, bool, bool]] = []
-        # Where the cheap tests can match, found in one C-speed pass over the whole sheet (no match
-        # crosses a brace, so "a block matches" is "a match starts inside it"), instead of a
-        # search per block: most blocks of a framework sheet match neither and are skipped.
-        # Case is folded once for the whole sheet (``re.IGNORECASE`` is ~7× slower); a sheet whose
-        # lower-casing changes its length (a rare non-ASCII letter such as "İ") is searched as is.
-        low = css.lower()
-        scan, text = (_SCAN_LOW, low) if len(low) == len(css) else (_SCAN_ANY, css)
-        literals: dict | None = {} if scan is _SCAN_LOW else None  # (case-blind: the regex finds them)
-        quick = _positions(scan["hides"], text, literals)
-        maybe_shows = _positions(scan["shows"], text, literals)
+        # (``quick``, ``maybe_shows``: where the cheap tests can match in this sheet, ``_sheet_positions``)
         qi = si = 0  # where the next run's positions start (runs come in text order)
         start = 0
         find, rfind, match_run, search_brace = css.find, css.rfind, _FLAT_RUN.match, _BRACE.search
@@ -547,6 +607,68 @@ def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:
     return hiding, showing
 
 
+def _budgeted(sheets: list[str]) -> list[str]:
+    """The sheets' texts that are read, without comments: at most ``MAX_SHEET_CHARS`` in all."""
+    texts, budget = [], MAX_SHEET_CHARS
+    for sheet in sheets:
+        if budget <= 0:
+            break
+        css = _CSS_COMMENT.sub("", sheet[:budget])
+        budget -= len(css)
+        texts.append(css)
+    return texts
+
+
+# Between sheets scanned as one text (``_sheet_positions``): no pattern of ``_SHEET_HIDES`` or
+# ``_SHEET_SHOWS`` matches across it (``}`` ends every ``[^;{}]*`` and no ``\s*`` takes it), none
+# starts in it, and its last character is one that ``_after_break``'s look-behind and the
+# negative value's read-back treat as the start of a text (``;``).
+_SHEET_SEP = "};"
+
+
+def _sheet_positions(texts: list[str]) -> list[tuple[list[int], list[int]]]:
+    """Per sheet text, (``quick``, ``maybe_shows``): the sorted start positions of the hiding and
+    the showing scans' matches (``_positions``), in that sheet's coordinates.
+
+    Where the cheap tests can match is found in C-speed passes over the whole text (no match
+    crosses a brace, so "a block matches" is "a match starts inside it"), instead of a search per
+    block: most blocks of a framework sheet match neither and are skipped. Case is folded once
+    (``re.IGNORECASE`` is ~7× slower). All of a page's sheets are scanned as one text joined by
+    ``_SHEET_SEP`` — CSS-in-JS pages have dozens of small ``<style>`` elements, and fifteen
+    pattern passes per sheet were most of their scan — and the positions are cut back per sheet:
+    the same positions as scanning each sheet alone. When lower-casing changes the length of
+    the text (a rare non-ASCII letter such as "İ"), each sheet is scanned alone, one whose own
+    length changes as is, ignoring case."""
+    joined = _SHEET_SEP.join(texts)
+    low = joined.lower()
+    if len(low) != len(joined):
+        return [_one_sheet_positions(css) for css in texts]
+    literals: dict = {}
+    quick = _positions(_SCAN_LOW["hides"], low, literals)
+    shows = _positions(_SCAN_LOW["shows"], low, literals)
+    out, at = [], 0
+    for css in texts:
+        end = at + len(css)
+        out.append((_cut(quick, at, end), _cut(shows, at, end)))
+        at = end + len(_SHEET_SEP)
+    return out
+
+
+def _one_sheet_positions(css: str) -> tuple[list[int], list[int]]:
+    low = css.lower()
+    scan, text = (_SCAN_LOW, low) if len(low) == len(css) else (_SCAN_ANY, css)
+    literals: dict | None = {} if scan is _SCAN_LOW else None  # (case-blind: the regex finds them)
+    return _positions(scan["hides"], text, literals), _positions(scan["shows"], text, literals)
+
+
+def _cut(positions: list[int], start: int, end: int) -> list[int]:
+    """The sorted ``positions`` in ``[start, end)``, less ``start``."""
+    lo, hi = bisect_left(positions, start), bisect_left(positions, end)
+    if not start:
+        return positions[lo:hi]
+    return [p - start for p in positions[lo:hi]]
+
+
 def _judge(css: str, start_body: int, pos: int, p_start: int, p_end: int, after_statements: bool, applies: bool,
            quick: list[int], maybe_shows: list[int], order: int, hiding: list, showing: list) -> int:
     """Judge the block ``css[start_body:pos]`` of the rule whose prelude is ``css[p_start:p_end]``:
@@ -592,6 +714,10 @@ class Showers:
     def __init__(self, showing: list[SheetRule]) -> None:
         self._showing = showing
         self._by_prop: dict[str, list[SheetRule]] = {}
+        #: per property, the candidates indexed by the class or id they need (core/convert/
+        #: html_hidden.py ``_showers_index`` fills it): it depends on the sheets alone, so it lives
+        #: here and is memoised with them
+        self.node_index: dict[str, tuple[dict, list]] = {}
 
     def candidates(self, prop: str) -> list[SheetRule]:
         found = self._by_prop.get(prop)

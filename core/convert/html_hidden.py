@@ -24,7 +24,8 @@ node's subtree. A selector's compounds left of the rightmost one must find their
 in the page too (``_page_keys_needed``: ``.menu a`` on a page without ``menu``). Comments come from
 one walk over the elements, only for a text with ``<!--``; only the outermost doomed nodes are
 removed (what is inside goes with them), so no document order is needed. Every such shortcut
-only skips work whose result is known (tests/core/test_hidden_prefilters.py).
+only skips work whose result is known (tests/core/test_hidden_prefilters.py). The showing rules'
+per-node index depends on the sheets alone and is memoised with them (``_showers_index``).
 """
 
 from __future__ import annotations
@@ -223,13 +224,7 @@ class _PageShowers:
         for every showing rule of a framework sheet); ``matches`` asks it of the few taken."""
         index = self._index.get(prop)
         if index is None:
-            index = self._index[prop] = ({}, [])
-            for rule in self._showers.candidates(prop):
-                key = _index_key(rule.selector, self._keys)
-                if key is not None:
-                    index[0].setdefault(key, []).append(rule)
-                else:
-                    index[1].append(rule)
+            index = self._index[prop] = _showers_index(self._showers, prop)
         keyed, free = index
         if not keyed:
             return free
@@ -269,16 +264,36 @@ class _PageShowers:
 _NAME_TO_END = re.compile(r"[-_a-zA-Z0-9\u0080-\U0010ffff]+")
 
 
-def _index_key(selector: str, keys: _PageKeys) -> tuple | None:
+def _showers_index(showers, prop: str) -> tuple[dict, list]:  # noqa: ANN001 — css_hidden.Showers
+    """``({key: [rules]}, [rules without a key])`` of the showing rules for ``prop`` (``_index_key``).
+    It depends on the sheets alone, so it is kept on ``showers`` (``Showers.node_index``), which
+    ``css_hidden.page_sheets`` memoises with the site's sheets: later pages of a site reuse it."""
+    index = showers.node_index.get(prop)
+    if index is None:
+        index = showers.node_index[prop] = ({}, [])
+        keyed, free = index
+        for rule in showers.candidates(prop):
+            key = _index_key(rule.selector)
+            if key is not None:
+                keyed.setdefault(key, []).append(rule)
+            else:
+                free.append(rule)
+    return index
+
+
+_NOT_INDEXED = re.compile(r"[\\()\[\]|&]")
+
+
+def _index_key(selector: str) -> tuple | None:
     """A key the rightmost compound of ``selector`` needs, or None: the ``.``/``#`` name the
     selector ends with, when nothing can make it other than a class or id test of that compound
     (no escape, parenthesis — an unclosed ``:not(.x`` is closed at the end —, bracket, namespace
-    or nesting); else the first of ``_required_keys`` (memoised for the page)."""
-    if not any(ch in selector for ch in "\\()[]|&"):
+    or nesting); else the first of ``_required_keys``."""
+    if _NOT_INDEXED.search(selector) is None:
         at = max(selector.rfind("."), selector.rfind("#"))
         if at >= 0 and _NAME_TO_END.fullmatch(selector, at + 1):
             return selector[at], selector[at + 1:].lower()
-    required = keys._required(selector)
+    required = _required_keys(selector)
     return required[0] if required else None
 
 
@@ -356,7 +371,10 @@ def may_hide(html: str) -> bool:
     # Markers nearly every page has, by plain substring search first (C speed; the regex's
     # case-blind alternation steps through the text). A True without a true marker only costs the
     # walk: ``drop_hidden_in`` finds nothing to drop on such a page and leaves it as it was.
-    return "<script" in html or "<style" in html or "<!--" in html or bool(_MAYBE_HIDDEN.search(html))
+    # "hidden" and "style=" likewise (a True for "unhidden" or "xstyle=" only costs the walk): on
+    # pages without scripts or sheets the case-blind regex was the largest cost of a median page.
+    return "<script" in html or "<style" in html or "<!--" in html or "hidden" in html or "style=" in html \
+        or bool(_MAYBE_HIDDEN.search(html))
 
 
 def drop_hidden_in(tree, html: str | None = None) -> bool:  # noqa: ANN001 — selectolax LexborHTMLParser

@@ -137,6 +137,32 @@ def test_sheet_rules_with_the_literal_scan_are_those_of_the_regex_scan(monkeypat
     assert key(sheet_rules([css])) == fast
 
 
+# Sheets scanned as one text (``_sheet_positions``): matches that would cross a boundary (a sheet
+# ending in ``display:`` before one starting ``none``), look-behinds and the negative value's
+# read-back at a sheet's start, a sheet whose lower-casing changes its length, empty sheets.
+BOUNDARIES = [
+    ["p{display:", "none}"], [".a{opacity:", "0}"], [".a{clip", ":x}"], ["a{x:1}color", ":transparent}"],
+    ["a{b", "color:rgb(0 0 0/0)}"], [".a{x", "left:-9999px}"], ["left", ":-9999px}"], [".a{left:", "-9999px}"],
+    ["", ".a{display:none}", ""], [".a{display:none}", ".İ{display:none}", ".b{opacity:0}"],
+    [".a{overflow:hidden;width:0}", ".b{display:block}\\"], ["}", "{", ".a{visibility:hidden"],
+]
+
+
+@pytest.mark.parametrize("texts", BOUNDARIES + [SHEETS, [s.upper() for s in SHEETS]])
+def test_sheets_scanned_as_one_text_give_each_sheets_own_positions(texts):
+    texts = [css_hidden._CSS_COMMENT.sub("", t) for t in texts]
+    assert css_hidden._sheet_positions(texts) == [css_hidden._one_sheet_positions(t) for t in texts]
+
+
+def test_sheet_rules_of_several_sheets_are_each_sheets_rules_in_order():
+    def key(rules):
+        return [[(r.selector, r.body) for r in side] for side in rules]
+
+    for texts in BOUNDARIES + [SHEETS]:
+        alone = [sheet_rules([t]) for t in texts]
+        assert key(sheet_rules(texts)) == [sum((key(r)[side] for r in alone), []) for side in (0, 1)]
+
+
 def test_literal_matches_respect_non_overlap_and_look_behind():
     rx = re.compile(css_hidden._after_break("color") + r"\s*:[^;{}]*(?:transparent|rgb)")
     text = "a{background-color:transparent;color:rgb(0 0 0/0);xcolor:rgb(1)} b{color:transparent color:rgb}"
@@ -191,3 +217,83 @@ def test_removing_the_outermost_doomed_nodes_gives_the_same_tree(html):
     _before(old, html)
     drop_hidden_in(new, html)
     assert new.html == old.html
+
+
+# ``css_hidden._simple_declarations``: the tokens built without tinycss2 are tinycss2's, and every
+# shape it does not decide exactly (comments, escapes, strings, functions, commas, a bare ``!``,
+# ``--custom`` names, non-ASCII) goes to tinycss2.
+def _tinycss2_values(text):  # noqa: ANN001, ANN202
+    import tinycss2
+
+    values = {}
+    for item in tinycss2.parse_blocks_contents(text, skip_whitespace=True, skip_comments=True):
+        if item.type == "declaration":
+            values[item.lower_name] = (css_hidden._tokens(item.value), bool(item.important))
+    return values
+
+
+def _token_key(values):  # noqa: ANN001, ANN202
+    fields = ("type", "value", "int_value", "representation", "unit", "lower_unit", "lower_value", "is_identifier")
+    return {name: ([tuple(getattr(t, f, None) for f in fields) for t in tokens], important)
+            for name, (tokens, important) in values.items()}
+
+
+VALUES = ["none", "NONE", "0", "-0", "+0", ".5", "0.5px", "1e3", "1e3px", "1E-2em", "1ex", "5%", "-9999px", "10PX",
+          "#fff", "#FFF0", "#-a", "#--a", "#-1", "#1a", "a_b", "_a", "1px-2px", "0 auto", "auto !important", "-x-",
+          "none!important", "none ! IMPORTANT", "0 0 0 0"]
+FALLBACK = ["display:n\\one", "display:/**/none", "display:none/* c */", "color:rgba(0,0,0,0)", "font-family:'a b'",
+            "display:none !", "display:none!importan", "a:5%x", "a:-", "a:--x", "--v:0", "a:5-x", "a:1.", "a:#",
+            "a:b:c", "a:b,c", "display:nöne", "1a:b", "a", "a:b{c}", "@media x", "a:<!--", "a:+x"]
+
+
+@pytest.mark.parametrize("value", VALUES)
+@pytest.mark.parametrize("shape", ["display:{}", " DISPLAY : {} ;;", "-webkit-box:{};opacity:0", "left:{}\t\n",
+                                   "a:b;display:{};display:x"])
+def test_simple_declarations_are_tinycss2s(shape, value):
+    text = shape.format(value)
+    simple = css_hidden._simple_declarations(text)
+    assert simple is not None
+    assert _token_key(simple) == _token_key(_tinycss2_values(text))
+    assert _token_key(css_hidden._parse_uncached(text).values) == _token_key(_tinycss2_values(text))
+
+
+@pytest.mark.parametrize("text", FALLBACK)
+def test_other_declaration_shapes_go_to_tinycss2(text):
+    assert css_hidden._simple_declarations(text) is None
+    assert _token_key(css_hidden._parse_uncached(text).values) == _token_key(_tinycss2_values(text))
+
+
+@pytest.mark.parametrize("style", ["DISPLAY:NONE", "Display : None", "color:#FFF0", "color:#ABCDEF00", "Opacity:0",
+                                   "left:-9999PX", "CLIP:rect(0 0 0 0)", "x:\\\\64", "a/*c*/b", "margin:0 auto",
+                                   "color:red", "", "FONT-SIZE:0", "color:#abcdef01"])
+def test_inline_style_quick_test_on_lower_cased_ascii_is_the_case_blind_regex(style):
+    assert style.isascii()
+    assert bool(css_hidden._MAY_HIDE_QUICK_LOW.search(style.lower())) == bool(css_hidden._MAY_HIDE_QUICK.search(style))
+
+
+@pytest.mark.parametrize("html", ["<p>unhidden</p>", "<p data-xstyle=1>x</p>", "<p>HIDDEN</p>", "<p STYLE = 'x'>x</p>"])
+def test_may_hide_substring_markers_only_add_walks_that_find_nothing(html):
+    tree = LexborHTMLParser(html)
+    before = tree.html
+    regex = bool(html_hidden._MAYBE_HIDDEN.search(html))
+    assert may_hide(html) or not regex
+    if not regex:
+        assert not drop_hidden_in(tree, html) and tree.html == before
+
+
+def test_showing_rule_index_is_kept_with_the_sites_sheets_and_changes_no_verdict():
+    sheet = ("<style>.x{display:none}.y{display:none}.show .x{display:block}#k.y{display:block}"
+             "div.y{opacity:1}</style>")
+    pages = [sheet + '<div class="show"><p class="x">a</p></div><p class="x">b</p><div id="k" class="y">c</div>',
+             sheet + '<p class="x">d</p><div class="show"><span class="x">e</span></div><p class="y">f</p>']
+    css_hidden.clear_memo()
+    cold = []
+    for page in pages:
+        css_hidden.clear_memo()
+        cold.append(drop_hidden(page))
+    css_hidden.clear_memo()
+    warm = [drop_hidden(page) for page in pages]
+    assert warm == cold
+    showers = css_hidden.page_sheets([sheet[len("<style>"):-len("</style>")]]).showers
+    assert "display" in showers.node_index  # (filled by the first page, reused by the second)
+    assert ">a</p>" in cold[0] and ">b</p>" not in cold[0] and ">c</div>" in cold[0]
