@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import groupby
 from typing import IO
 from dataclasses import dataclass
 
@@ -181,25 +182,34 @@ def _dedupe(markdown: str) -> str:
     if len(keys) - len(set(keys)) - max(0, keys.count("") - 1) < _DEDUPE_RUN:
         return markdown
     seen: set[str] = set()
-    repeat, fenced = [], False
-    for block, key in zip(blocks, keys):
-        fences = sum(1 for line in block.split("\n") if line.lstrip().startswith(("```", "~~~"))) \
-            if "```" in block or "~~~" in block else 0  # (most blocks hold no fence: no split)
-        repeat.append(bool(key) and not fenced and not fences and key in seen)
-        if key:
-            seen.add(key)
-        if fences % 2:
-            fenced = not fenced
-    out, i = [], 0
-    while i < len(blocks):
-        j = i
-        while j < len(blocks) and repeat[j]:
-            j += 1
-        if j > i and len({keys[k] for k in range(i, j)}) >= _DEDUPE_RUN:
-            i = j  # a repeated section (distinct blocks seen before, in a row): drop it whole
-            continue
-        out.extend(blocks[i:max(j, i + 1)])
-        i = max(j, i + 1)
+    if "```" not in markdown and "~~~" not in markdown:  # no fence in any block (a fence has no "\n\n"):
+        add = seen.add  # a block repeats when it is not empty and was seen before — one C-driven pass
+        repeat = [bool(key) and (key in seen or add(key)) for key in keys]
+    else:
+        repeat, fenced = [], False
+        for block, key in zip(blocks, keys):
+            fences = sum(1 for line in block.split("\n") if line.lstrip().startswith(("```", "~~~"))) \
+                if "```" in block or "~~~" in block else 0  # (most blocks hold no fence: no split)
+            repeat.append(bool(key) and not fenced and not fences and key in seen)
+            if key:
+                seen.add(key)
+            if fences % 2:
+                fenced = not fenced
+    # A repeated section: a maximal run of repeated blocks holding _DEDUPE_RUN different ones —
+    # dropped whole; any other run is kept.
+    dropped, at = [], 0
+    for repeated, run in groupby(map(bool, repeat)):
+        end = at + sum(1 for _ in run)
+        if repeated and len(set(keys[at:end])) >= _DEDUPE_RUN:
+            dropped.append((at, end))
+        at = end
+    if not dropped:
+        return markdown  # ("\n\n".join of its split)
+    out, at = [], 0
+    for start, end in dropped:
+        out.extend(blocks[at:start])
+        at = end
+    out.extend(blocks[at:])
     return "\n\n".join(out)
 
 
