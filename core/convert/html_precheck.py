@@ -34,7 +34,10 @@ from webshelf.core.convert.bounds import Bounds
 from webshelf.errors import TooComplexError
 
 # One string per tag ("<div", "</div"), no groups: a tuple and two strings per tag was 25% of the scan.
-_MARK = re.compile(r"</?[A-Za-z][A-Za-z0-9:-]*")
+# No optional "/" either (``</?[A-Za-z]…`` backtracks at every end tag: the scan took 1.35× as
+# long): "/" is one of the first character's choices, so ``</`` before a non-letter ("</", "</1")
+# is a mark too — a mark with no name, which counts for nothing (``_Steps``, ``_maybe_deep``).
+_MARK = re.compile(r"<[/A-Za-z][A-Za-z0-9:-]*")
 _MARK_BYTES = re.compile(_MARK.pattern.encode())
 _TOKEN = re.compile(r"<!--.*?(?:-->|\Z)|<(/?)([A-Za-z][A-Za-z0-9:-]*)[^<>]*>?", re.S)
 VOID = frozenset("area base br col embed hr img input link meta param source track wbr keygen frame image".split())
@@ -74,7 +77,7 @@ class _Steps(dict):
     def __missing__(self, key: str) -> int:
         close = key[1] == "/"
         name = key[2 if close else 1:].lower()
-        step = 0 if name in VOID or name in OPTIONAL_END else (-1 if close else 1)
+        step = 0 if name in VOID or name in OPTIONAL_END or not name[:1].isalpha() else (-1 if close else 1)
         self[key] = step
         return step
 
@@ -102,14 +105,22 @@ def _maybe_deep(html: str | bytes, max_depth: int) -> bool:
     answer, from a scan of 1 byte a character where most decoded pages take 2 or 4."""
     raw = isinstance(html, bytes)
     marks = (_MARK_BYTES if raw else _MARK).findall(html)
-    if len(marks) <= max_depth:
+    if len(marks) <= max_depth:  # balance + stray ≤ opens + end tags ≤ marks
         return False
-    balance = max(accumulate(map((_BYTE_STEPS if raw else _STEPS).__getitem__, marks)))
+    lt, slash = (b"<", b"/") if raw else ("<", "/")
+    steps = marks
+    if marks[0][1:2] == slash and not marks[0][2:3].isalpha():  # nameless marks first: the running
+        # balance must start at the first tag's step, as on tags alone (it can be negative)
+        first = next((i for i, m in enumerate(marks) if m[1:2] != slash or m[2:3].isalpha()), None)
+        if first is None:
+            return False
+        steps = marks[first:]
+    balance = max(accumulate(map((_BYTE_STEPS if raw else _STEPS).__getitem__, steps)))
     if balance > max_depth:
         return True
     seen = Counter(marks)
-    lt, slash = (b"<", b"/") if raw else ("<", "/")
-    stray = sum(max(0, n - seen.get(lt + mark[2:], 0)) for mark, n in seen.items() if mark[1:2] == slash)
+    stray = sum(max(0, n - seen.get(lt + mark[2:], 0)) for mark, n in seen.items()
+                if mark[1:2] == slash and mark[2:3].isalpha())  # (a nameless "</…" is no end tag)
     return balance + stray > max_depth
 
 

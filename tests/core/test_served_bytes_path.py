@@ -5,6 +5,9 @@ bytes in ``html_to_markdown``, and html-to-markdown called with options built on
 from __future__ import annotations
 
 import codecs
+import re
+from collections import Counter
+from itertools import accumulate
 
 import html_to_markdown as h2m
 import pytest
@@ -34,15 +37,33 @@ SHAPES = [
     "<div>😀" * 7 + "</div >" * 3 + "<DIV\t>" * 3,
     "<x-y>" * 3 + "</x-y>" * 2 + "<x-Y>" * 4 + "</X-y>" * 4,
     "< div>" * 9 + "<\ndiv>" * 9 + "<?php ?>" * 9 + "<!doctype html>",
+    "</" + "</1</a:b></br></br></Span><P>" * 3,  # nameless end marks first: the balance starts negative
+    "</ div></-x></:a>" * 4 + "<div>" * 4 + "</" * 5,
+    "</1" * 9,
 ]
+
+
+def _screen_as_before(html: str, max_depth: int) -> bool:
+    """``_maybe_deep`` as of 9e207ab (its mark pattern had an optional "/"): the reference."""
+    marks = re.findall(r"</?[A-Za-z][A-Za-z0-9:-]*", html)
+    if len(marks) <= max_depth:
+        return False
+    balance = max(accumulate(html_precheck._STEPS[m] for m in marks))
+    if balance > max_depth:
+        return True
+    seen = Counter(marks)
+    stray = sum(max(0, n - seen.get("<" + mark[2:], 0)) for mark, n in seen.items() if mark[1] == "/")
+    return balance + stray > max_depth
 
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_the_screens_on_the_pages_bytes_answer_as_on_its_text(shape):
     html = "<html><body>" + shape + "<p>tail</p></body></html>"
     raw = html.encode("utf-8")
-    for depth in (3, 5, 8, 512):
-        assert html_precheck._maybe_deep(raw, depth) == html_precheck._maybe_deep(html, depth)
+    for depth in (0, 1, 3, 5, 8, 512):
+        assert html_precheck._maybe_deep(raw, depth) == html_precheck._maybe_deep(html, depth) \
+            == _screen_as_before(html, depth)
+        assert html_precheck._maybe_deep(shape, depth) == _screen_as_before(shape, depth)
         bounds = Bounds(max_depth=depth)
         assert html_precheck.element_count(raw, bounds) == html_precheck.element_count(html, bounds)
         assert html_precheck.precheck_html(html, bounds, raw) == html_precheck.precheck_html(html, bounds)
