@@ -153,6 +153,10 @@ def main() -> None:
             ratio = statistics.median(cols["served_before"]) / statistics.median(cols["trafilatura"])
             print(f"the same at {args.served_before}: {ratio:.3f}; after / before (medians): "
                   f"{statistics.median(cols['convert_after']) / statistics.median(cols['served_before']):.3f}")
+    if cols["served_before"]:  # page by page: the load a page met fell on both sides alike
+        pairs = list(zip(cols["convert_after"], cols["served_before"]))
+        print(f"after / before page by page: median of the page ratios "
+              f"{statistics.median(a / b for a, b in pairs if b > 0):.3f}, sums {sum(cols['convert_after']) / sum(cols['served_before']):.3f}")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ import extract_quality as eq  # noqa: E402
 
 # (stage label, parent label, module, attribute): the wrapper is set at module.attribute
 STAGES = [
-    ("decode", None, by_type, "decode"),
+    ("decode", None, by_type, "decode_html"),
     ("pre-check", None, by_type, "precheck_html"),
     ("html_to_markdown", None, html_markdown, "html_to_markdown"),
     ("parse (lexbor)", "html_to_markdown", html_markdown, "LexborHTMLParser"),

@@ -19,7 +19,12 @@ is built (building the deep tree is the quadratic cost), and the parsed tree's d
 scan's — the tree builder closes what the scan keeps open (a second ``<a>`` closes the first)
 and adds what the scan never sees (implied ``<tbody>``, reopened formatting elements), so
 deciding from the tree would change which pages are flattened. The screen costs about one regex ``findall`` of the tag marks plus two C passes over
-them (~1 ms on a median WCXB page, against ~1.2 ms for the parse).
+them (~0.8 ms on a median WCXB page, against ~1.2 ms for the parse). On the served path it runs
+on the page's UTF-8 bytes (``precheck_html``'s ``utf8``): the same marks, 1 byte a character
+where most decoded pages take 2 or 4. Counts without the list of marks cannot replace it: the
+balance needs their order — 943 of the 1,488 WCXB dev + readability pages have more than 512
+counted open tags (median balance 18) — and a per-chunk count of ``</p`` or ``</t`` also counts
+``</pre``, ``</path``, ``</table``, one C pass per name and case.
 """
 
 from __future__ import annotations
@@ -28,11 +33,17 @@ import re
 from collections import Counter
 from itertools import accumulate
 
+import stringzilla
+
 from webshelf.core.convert.bounds import Bounds
 from webshelf.errors import TooComplexError
 
 # One string per tag ("<div", "</div"), no groups: a tuple and two strings per tag was 25% of the scan.
-_MARK = re.compile(r"</?[A-Za-z][A-Za-z0-9:-]*")
+# No optional "/" either (``</?[A-Za-z]…`` backtracks at every end tag: the scan took 1.35× as
+# long): "/" is one of the first character's choices, so ``</`` before a non-letter ("</", "</1")
+# is a mark too — a mark with no name, which counts for nothing (``_Steps``, ``_maybe_deep``).
+_MARK = re.compile(r"<[/A-Za-z][A-Za-z0-9:-]*")
+_MARK_BYTES = re.compile(_MARK.pattern.encode())
 _TOKEN = re.compile(r"<!--.*?(?:-->|\Z)|<(/?)([A-Za-z][A-Za-z0-9:-]*)[^<>]*>?", re.S)
 VOID = frozenset("area base br col embed hr img input link meta param source track wbr keygen frame image".split())
 # End tag optional (closed implicitly by the parser): never counted, never dropped.
@@ -41,15 +52,21 @@ OPTIONAL_END = frozenset("p li dt dd option optgroup tr td th thead tbody tfoot 
 RAW_TEXT = frozenset("script style textarea title xmp iframe noembed noframes noscript plaintext".split())
 
 
-def element_count(html: str, bounds: Bounds) -> int:
-    """Elements (opening tags) in ``html``; ``TooComplexError`` above ``bounds.max_elements``."""
-    upper = html.count("<")
+def element_count(html: str | bytes, bounds: Bounds) -> int:
+    """Elements (opening tags) in ``html``; ``TooComplexError`` above ``bounds.max_elements``.
+
+    ``html`` may be the page's UTF-8 bytes instead of its text (``precheck_html``'s ``utf8``):
+    every ``<`` and tag name is ASCII, and an ASCII byte in UTF-8 is always that character, so
+    the counts are the same; the bytes are counted by stringzilla (SIMD, ~3× ``str.count`` on
+    the UCS-2/UCS-4 text most pages decode to)."""
+    text = stringzilla.Str(html) if isinstance(html, bytes) else html
+    upper = text.count("<")
     if upper <= bounds.max_elements:
         return upper
     # Opening tags = every "<" but end tags, comments/doctypes, processing instructions and a "<"
     # before a space: five C passes, no list of matches (findall of 2.4 million: ~200 MB, ~1 s).
     # Over-counts only a bare "<" before another character in text, which valid HTML writes &lt;.
-    count = upper - sum(html.count(s) for s in ("</", "<!", "<?", "< ", "<\n"))
+    count = upper - sum(text.count(s) for s in ("</", "<!", "<?", "< ", "<\n"))
     if count > bounds.max_elements:
         raise TooComplexError(f"the page has {count:,} HTML elements, more than web.max_html_elements "
                               f"({bounds.max_elements:,}); converting it would need too much memory — raise "
@@ -65,7 +82,7 @@ class _Steps(dict):
     def __missing__(self, key: str) -> int:
         close = key[1] == "/"
         name = key[2 if close else 1:].lower()
-        step = 0 if name in VOID or name in OPTIONAL_END else (-1 if close else 1)
+        step = 0 if name in VOID or name in OPTIONAL_END or not name[:1].isalpha() else (-1 if close else 1)
         self[key] = step
         return step
 
@@ -73,18 +90,42 @@ class _Steps(dict):
 _STEPS = _Steps()
 
 
-def _maybe_deep(html: str, max_depth: int) -> bool:
+class _ByteSteps(dict):
+    """``_Steps`` for the marks of the page's UTF-8 bytes (``b"<div"``, ``b"</div"``)."""
+
+    def __missing__(self, key: bytes) -> int:
+        step = self[key] = _STEPS[key.decode("ascii")]  # a mark is ASCII by its pattern
+        return step
+
+
+_BYTE_STEPS = _ByteSteps()
+
+
+def _maybe_deep(html: str | bytes, max_depth: int) -> bool:
     """Could ``html`` nest deeper than ``max_depth``? Every step runs in C: the running balance of
     counted open and end tags (an over-estimate), plus the end tags that match no open tag of their
-    name — the only way to make the balance *under*-estimate the depth the parser builds."""
-    marks = _MARK.findall(html)
-    if len(marks) <= max_depth:
+    name — the only way to make the balance *under*-estimate the depth the parser builds.
+
+    On the page's UTF-8 bytes (see ``element_count``) the marks are the text's, encoded: the same
+    answer, from a scan of 1 byte a character where most decoded pages take 2 or 4."""
+    raw = isinstance(html, bytes)
+    marks = (_MARK_BYTES if raw else _MARK).findall(html)
+    if len(marks) <= max_depth:  # balance + stray ≤ opens + end tags ≤ marks
         return False
-    balance = max(accumulate(map(_STEPS.__getitem__, marks)))
+    lt, slash = (b"<", b"/") if raw else ("<", "/")
+    steps = marks
+    if marks[0][1:2] == slash and not marks[0][2:3].isalpha():  # nameless marks first: the running
+        # balance must start at the first tag's step, as on tags alone (it can be negative)
+        first = next((i for i, m in enumerate(marks) if m[1:2] != slash or m[2:3].isalpha()), None)
+        if first is None:
+            return False
+        steps = marks[first:]
+    balance = max(accumulate(map((_BYTE_STEPS if raw else _STEPS).__getitem__, steps)))
     if balance > max_depth:
         return True
     seen = Counter(marks)
-    stray = sum(max(0, n - seen.get("<" + mark[2:], 0)) for mark, n in seen.items() if mark[1] == "/")
+    stray = sum(max(0, n - seen.get(lt + mark[2:], 0)) for mark, n in seen.items()
+                if mark[1:2] == slash and mark[2:3].isalpha())  # (a nameless "</…" is no end tag)
     return balance + stray > max_depth
 
 
@@ -131,8 +172,14 @@ def flatten_deep(html: str, max_depth: int) -> tuple[str, int]:
     return "".join(out), dropped
 
 
-def precheck_html(html: str, bounds: Bounds) -> str:
-    """The HTML to parse: refused when it has too many elements, flattened when it is too deep."""
-    if element_count(html, bounds) <= bounds.max_depth:
+def precheck_html(html: str, bounds: Bounds, utf8: bytes | None = None) -> str:
+    """The HTML to parse: refused when it has too many elements, flattened when it is too deep.
+
+    ``utf8``: the page's bytes when ``html`` is exactly their UTF-8 decoding (by_type passes
+    them): the screens run on them (see ``element_count``); only a flagged page's text is scanned."""
+    scan = html if utf8 is None else utf8
+    if element_count(scan, bounds) <= bounds.max_depth:
         return html  # fewer tags than the depth limit: cannot be too deep
+    if not _maybe_deep(scan, bounds.max_depth):
+        return html
     return flatten_deep(html, bounds.max_depth)[0]
