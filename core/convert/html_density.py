@@ -74,6 +74,23 @@ class Lengths:
         self._text.clear()
         self._links.clear()
 
+    def remove(self, node: LexborNode) -> None:
+        """``node.remove()``, forgetting only what the removal changes: the lengths of
+        ``node``'s ancestors. Any other node's text is unchanged (none of its text nodes went),
+        and so is its link text: an anchor whose text changed is itself an ancestor of ``node``,
+        so every node holding it is one too. ``node``'s descendants are detached by the removal
+        (selectolax unlinks the whole subtree) and are not asked about again."""
+        forget_text, forget_links = self._text.pop, self._links.pop
+        parent = node.parent
+        while parent is not None:
+            key = parent.mem_id
+            forget_text(key, None)
+            forget_links(key, None)
+            parent = parent.parent
+        node.remove()
+        forget_text(node.mem_id, None)
+        forget_links(node.mem_id, None)
+
 
 def narrow(node: LexborNode, share: float, lengths: Lengths | None = None) -> LexborNode:
     """The single inner article-like element that holds ≥ ``share`` of ``node``'s non-link
@@ -129,8 +146,7 @@ def drop_link_blocks(node: LexborNode, density: float, min_chars: int, page_max:
                 continue
             if (child.tag in _BLOCKS and length < 0.5 * total
                     and lengths.links(child) >= density * length and child.css_first("h1") is None):
-                child.remove()
-                lengths.clear()  # its ancestors' lengths changed
+                lengths.remove(child)  # forgets its ancestors' lengths, which changed
                 removed += 1
             else:
                 stack.append(child)
