@@ -141,7 +141,7 @@ def drop_link_blocks(node: LexborNode, density: float, min_chars: int, page_max:
         parent = stack.pop()
         for child in parent.iter(include_text=False):
             visits += 1
-            length = text_len(child)  # (each child is measured once: no memo)
+            length = len(child.text(deep=True, separator=" ", strip=True))  # text_len, inlined: measured once
             if length < min_chars:
                 continue
             if (child.tag in _BLOCKS and length < 0.5 * total
