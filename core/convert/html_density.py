@@ -15,7 +15,9 @@ All thresholds live in ``Tuning`` and are chosen by cross-validation (bench/extr
 Cost (issue 14's speed goal): every length here is a C text walk over a subtree, so the work is
 in how many walks run. ``Lengths`` remembers the lengths of nodes while the tree is not changed, so the container's length and link text measured by
 ``core.convert.html_main_content`` and ``narrow`` are not measured again by ``drop_link_blocks``,
-and an anchor inside nested candidate blocks is measured once.
+and an anchor inside nested candidate blocks is measured once — also across removals, which forget
+only the removed block's ancestors (``Lengths.remove``). One Python walk measuring every element
+bottom-up is exact too, but slower than the C walks it replaces (docs/benchmarks.md, s7-lengths).
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ def plain_len(node: LexborNode, lengths: Lengths | None = None) -> int:
 class Lengths:
     """``text_len`` and ``link_len`` of nodes, remembered by lexbor node identity (``mem_id``:
     selectolax hands out a new wrapper per lookup) for a stretch of work that does not change
-    the tree; ``clear()`` after any removal, since it changes every ancestor's length."""
+    the tree; remove nodes through ``remove()`` (or ``clear()`` after a removal made elsewhere),
+    since a removal changes every ancestor's length."""
 
     __slots__ = ("_text", "_links")
 

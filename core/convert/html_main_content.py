@@ -13,7 +13,9 @@ quality").
 Cost (issue 14's speed goal): the decisions are the same as ever; what is cheap is how they are
 measured — ``_classify`` is memoised per class/id string (a page repeats its class lists, and
 sites share them) and one ``html_density.Lengths`` memo carries the lengths measured while picking the
-container on to ``narrow`` and ``drop_link_blocks``, which measure the same nodes.
+container on to ``narrow`` and ``drop_link_blocks``, which measure the same nodes. Lexbor matches
+every selector of a list against every node, so ``prune`` asks it short lists: junk goes by tag name
+in C (``strip_tags``) and chrome is ``nav, aside, [role]`` with the role checked here (``_chrome``).
 """
 
 from __future__ import annotations
