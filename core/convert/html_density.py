@@ -15,7 +15,9 @@ All thresholds live in ``Tuning`` and are chosen by cross-validation (bench/extr
 Cost (issue 14's speed goal): every length here is a C text walk over a subtree, so the work is
 in how many walks run. ``Lengths`` remembers the lengths of nodes while the tree is not changed, so the container's length and link text measured by
 ``core.convert.html_main_content`` and ``narrow`` are not measured again by ``drop_link_blocks``,
-and an anchor inside nested candidate blocks is measured once.
+and an anchor inside nested candidate blocks is measured once — also across removals, which forget
+only the removed block's ancestors (``Lengths.remove``). One Python walk measuring every element
+bottom-up is exact too, but slower than the C walks it replaces (docs/benchmarks.md, s7-lengths).
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ def plain_len(node: LexborNode, lengths: Lengths | None = None) -> int:
 class Lengths:
     """``text_len`` and ``link_len`` of nodes, remembered by lexbor node identity (``mem_id``:
     selectolax hands out a new wrapper per lookup) for a stretch of work that does not change
-    the tree; ``clear()`` after any removal, since it changes every ancestor's length."""
+    the tree; remove nodes through ``remove()`` (or ``clear()`` after a removal made elsewhere),
+    since a removal changes every ancestor's length."""
 
     __slots__ = ("_text", "_links")
 
@@ -73,6 +76,23 @@ class Lengths:
     def clear(self) -> None:
         self._text.clear()
         self._links.clear()
+
+    def remove(self, node: LexborNode) -> None:
+        """``node.remove()``, forgetting only what the removal changes: the lengths of
+        ``node``'s ancestors. Any other node's text is unchanged (none of its text nodes went),
+        and so is its link text: an anchor whose text changed is itself an ancestor of ``node``,
+        so every node holding it is one too. ``node``'s descendants are detached by the removal
+        (selectolax unlinks the whole subtree) and are not asked about again."""
+        forget_text, forget_links = self._text.pop, self._links.pop
+        parent = node.parent
+        while parent is not None:
+            key = parent.mem_id
+            forget_text(key, None)
+            forget_links(key, None)
+            parent = parent.parent
+        node.remove()
+        forget_text(node.mem_id, None)
+        forget_links(node.mem_id, None)
 
 
 def narrow(node: LexborNode, share: float, lengths: Lengths | None = None) -> LexborNode:
@@ -124,13 +144,12 @@ def drop_link_blocks(node: LexborNode, density: float, min_chars: int, page_max:
         parent = stack.pop()
         for child in parent.iter(include_text=False):
             visits += 1
-            length = text_len(child)  # (each child is measured once: no memo)
+            length = len(child.text(deep=True, separator=" ", strip=True))  # text_len, inlined: measured once
             if length < min_chars:
                 continue
             if (child.tag in _BLOCKS and length < 0.5 * total
                     and lengths.links(child) >= density * length and child.css_first("h1") is None):
-                child.remove()
-                lengths.clear()  # its ancestors' lengths changed
+                lengths.remove(child)  # forgets its ancestors' lengths, which changed
                 removed += 1
             else:
                 stack.append(child)

@@ -13,7 +13,9 @@ quality").
 Cost (issue 14's speed goal): the decisions are the same as ever; what is cheap is how they are
 measured — ``_classify`` is memoised per class/id string (a page repeats its class lists, and
 sites share them) and one ``html_density.Lengths`` memo carries the lengths measured while picking the
-container on to ``narrow`` and ``drop_link_blocks``, which measure the same nodes.
+container on to ``narrow`` and ``drop_link_blocks``, which measure the same nodes. Lexbor matches
+every selector of a list against every node, so ``prune`` asks it short lists: junk goes by tag name
+in C (``strip_tags``) and chrome is ``nav, aside, [role]`` with the role checked here (``_chrome``).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ DEFAULT = Tuning()
 # Never content: removed everywhere, before anything else looks at the tree.
 _JUNK_TAGS = ("script, style, template, svg, iframe, object, embed, canvas, link, meta, "
               "button, input, select, textarea, dialog")
+_JUNK_TAG_LIST = [tag.strip() for tag in _JUNK_TAGS.split(",")]
 # Hidden now; dropped unless that would drop most of the page (streamed SSR pages keep their
 # content in hidden placeholders that a script reveals).
 _HIDDEN = ("[hidden], [aria-hidden=true], [style*='display:none' i], [style*='display: none' i], "
@@ -62,6 +65,8 @@ _HIDDEN = ("[hidden], [aria-hidden=true], [style*='display:none' i], [style*='di
 _CHROME = ("nav, aside, [role=navigation], [role=banner], [role=contentinfo], "
            "[role=complementary], [role=search], [role=menu], [role=menubar], [role=dialog], "
            "[role=alertdialog], [role=tooltip]")
+_CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search", "menu",
+                           "menubar", "dialog", "alertdialog", "tooltip"})
 _SITE_HEADER_FOOTER = "header, footer"
 
 # Generic boilerplate words in class/id. A rough regex finds candidates; the word must then be
@@ -116,9 +121,9 @@ def _has_ancestor(node: LexborNode, tags: tuple[str, ...]) -> bool:
 def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2) -> None:
     """Remove scripts, hidden elements and page chrome from ``body`` in place."""
     # remove() detaches without freeing, so nodes already listed stay safe to inspect.
-    for node in tree.css(_JUNK_TAGS):
-        if node.tag not in ("html", "body"):
-            node.remove()
+    # Junk goes by tag name in C (one lexbor tag lookup per name, no node handed to Python):
+    # what is left is the tree minus every subtree rooted at a junk element, whatever the order.
+    tree.strip_tags(_JUNK_TAG_LIST, recursive=True)
     # <noscript> is junk, except on pages that only render their text there (Discourse's
     # crawler view): then it is the content.
     noscripts = body.css("noscript")
@@ -137,17 +142,18 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2) 
     # selector (that is the test), so no holder loses its keeper; the name loop's keepers add
     # h1, which the tag loops may remove, so its holders are taken after them.
     holders = _holders(body, _KEEPS)
-    for node in body.css(_CHROME):
+    for node in _chrome(body):
         if _removable(node, total, holders=holders):
             node.remove()
     for node in body.css(_SITE_HEADER_FOOTER):
         if not _has_ancestor(node, ("article", "main")) and _removable(node, total, holders=holders):
             node.remove()
     comments = []
-    holders = _holders(body, _NAME_KEEPS)
+    # _NAME_KEEPS is _KEEPS plus h1: the tag loops removed no keeper of _KEEPS (nor, so, any
+    # ancestor of one), so its holders stand and only the h1s' are added.
+    holders = _holders(body, "h1", holders)
     for node in body.css("[class], [id]"):
-        attrs = node.attributes
-        name = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
+        name = f"{node.attrs.get('class') or ''} {node.id or ''}"
         kind = _classify(name)
         if kind == "comment":
             comments.append(node)
@@ -184,16 +190,37 @@ def _inside(node: LexborNode, ids: set[int]) -> bool:
 _KEEPS = "main, article, [role=main]"
 
 
-def _holders(body: LexborNode, keeps: str) -> set[int]:
+def _holders(body: LexborNode, keeps: str, known: set[int] | None = None) -> set[int]:
     """The ``mem_id`` of every element that is or contains a match of ``keeps`` under ``body``
     (each match and its ancestors): ``node.mem_id in _holders(body, keeps)`` is
-    ``node.css_first(keeps) is not None`` for the tree as it is now."""
-    ids: set[int] = set()
+    ``node.css_first(keeps) is not None`` for the tree as it is now. ``known``: holders of
+    other selectors still valid for the tree, united with these (a copy; each set is closed
+    under "parent of", so a walk up stops at the first node already in it)."""
+    ids: set[int] = set(known) if known is not None else set()
     for node in body.css(keeps):
         while node is not None and (key := node.mem_id) not in ids:
             ids.add(key)
             node = node.parent
     return ids
+
+
+def _chrome(body: LexborNode) -> list[LexborNode]:
+    """``body.css(_CHROME)``, from a query of three selectors instead of twelve (lexbor matches
+    every selector of a list against every node, so the list's length is the query's cost):
+    ``nav, aside, [role]``, then the role's value checked here as the attribute selectors do
+    (exact, case-sensitive). Lexbor lists a node once per selector of the list it matches, in
+    document order with the repeats side by side (``<nav role=navigation>`` twice), so each
+    node comes once per selector of ``_CHROME`` it matches, as there."""
+    out: list[LexborNode] = []
+    last = None
+    for node in body.css("nav, aside, [role]"):
+        key = node.mem_id
+        if key == last:
+            continue
+        last = key
+        count = (node.tag in ("nav", "aside")) + (node.attrs.get("role") in _CHROME_ROLES)
+        out.extend([node] * count)
+    return out
 
 
 def _removable(node: LexborNode, total: int, keeps: str = _KEEPS, holders: set[int] | None = None) -> bool:

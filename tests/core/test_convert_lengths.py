@@ -130,3 +130,76 @@ def test_holders_answer_as_a_subtree_query_would(keeps):
     tree.css_first("aside").remove()  # a node holding no keeper: every answer stays right
     for node in body.traverse():
         assert (node.mem_id in holders) == (node.css_first(keeps) is not None), node.tag
+
+
+_REMOVALS = (
+    "<div id=root><div id=x><a href=#>one <span>in</span></a> text</div>"
+    "<a href=#>outer <div id=y><a href=#>nested</a> and <b>bold</b></div> tail</a>"  # anchors around a block
+    "<section><p> </p><!-- c --><br><p>caf\u00e9\u00a0 <i>\u3000</i> &amp; &lt;b&gt;</p>"
+    "<div id=z><a href=#>two</a></div></section></div>"
+)
+
+
+@pytest.mark.parametrize("target", ["#x", "#y", "#z", "section", "b", "i", "br"])
+def test_lengths_remove_forgets_exactly_what_the_removal_changes(target):
+    from webshelf.core.convert.html_density import plain_len
+
+    tree = LexborHTMLParser(_REMOVALS)
+    root, memo = tree.css_first("#root"), Lengths()
+    for node in root.traverse():  # everything remembered, as a long stretch of work leaves it
+        memo.text(node), memo.links(node)
+    memo.remove(tree.css_first(target))
+    for node in root.traverse():  # what is still in the tree: remembered or not, the fresh answer
+        assert memo.text(node) == text_len(node), (target, node.tag)
+        assert memo.links(node) == link_len(node), (target, node.tag)
+        assert plain_len(node, memo) == plain_len(node), (target, node.tag)
+
+
+def test_lengths_remove_of_an_unmeasured_node():
+    tree = LexborHTMLParser("<div id=a><p>one <a href=#>two</a></p><ul><li><a href=#>three</a></li></ul></div>")
+    div, memo = tree.css_first("#a"), Lengths()
+    memo.links(div)
+    memo.remove(tree.css_first("ul"))  # never measured itself: its ancestors are forgotten all the same
+    assert memo.text(div) == text_len(div) == len("one two") and memo.links(div) == len("two")
+
+
+_PRUNE_PAGE = (
+    "<head><link rel=x><meta a=b><style>x</style><script>s</script></head><body>"
+    "<div role=navigation>r1</div><div role=NAVIGATION>r2</div><div role='navigation '>r3</div>"
+    "<p role=menu>r4<nav>n1</nav></p><aside role=note>a1</aside><section role=tooltip>t</section>"
+    "<svg><nav>sn</nav><a role=search>s</a></svg><math><nav>mn</nav><mi role=banner>b</mi></math>"
+    "<NAV>upper</NAV><nav role=navigation>twice</nav><aside role=menu>twice</aside>"
+    "<div role=main><header role=banner>h</header></div>"
+    "<template><nav>in template</nav></template><button>b</button><SELECT><option>o</select>"
+    "<Dialog open>d</Dialog><div><iframe src=x></iframe><canvas>c</canvas><input value=v>t</div></body>"
+)
+
+
+def test_chrome_query_is_the_twelve_selector_query():
+    from webshelf.core.convert.html_main_content import _CHROME, _chrome
+
+    tree = LexborHTMLParser(_PRUNE_PAGE)
+    expected = [n.mem_id for n in tree.body.css(_CHROME)]
+    assert [n.mem_id for n in _chrome(tree.body)] == expected and len(expected) >= 8
+
+
+def test_junk_by_tag_name_leaves_the_tree_the_selector_loop_left():
+    from webshelf.core.convert.html_main_content import _JUNK_TAG_LIST, _JUNK_TAGS
+
+    old, new = LexborHTMLParser(_PRUNE_PAGE), LexborHTMLParser(_PRUNE_PAGE)
+    for node in old.css(_JUNK_TAGS):
+        if node.tag not in ("html", "body"):
+            node.remove()
+    new.strip_tags(_JUNK_TAG_LIST, recursive=True)
+    assert new.html == old.html and "<script" not in new.html and "<svg" not in new.html
+
+
+def test_holders_united_with_known_holders():
+    from webshelf.core.convert.html_main_content import _KEEPS, _NAME_KEEPS, _holders
+
+    tree = LexborHTMLParser("<div><h1>a</h1></div><main><section><h1>b</h1></section></main>"
+                            "<article><p>x</p></article><aside><div><h1>c</h1></div></aside>")
+    body = tree.body
+    known = _holders(body, _KEEPS)
+    before = set(known)
+    assert _holders(body, "h1", known) == _holders(body, _NAME_KEEPS) and known == before
