@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,6 +39,19 @@ from webshelf.core.convert.html_main_content import container  # noqa: E402
 sys.path.insert(0, str(ROOT / "bench"))
 import extract_quality as eq  # noqa: E402
 from old_code import old_module  # noqa: E402
+
+
+def old_features(rev: str):  # noqa: ANN201
+    """``features.py`` at ``rev`` with the ``tree.py`` of ``rev`` (not today's: speed work may
+    change both), as one old module."""
+    tree_import = "from webshelf.core.convert.blocks.tree import"
+    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:core/convert/blocks/features.py"],
+                            capture_output=True, text=True, check=True).stdout
+    if tree_import not in source:  # before the walk moved into tree.py
+        return old_module("_before_block_features", rev, "core/convert/blocks/features.py", {})
+    old_module("_before_block_tree", rev, "core/convert/blocks/tree.py", {})
+    return old_module("_before_block_features", rev, "core/convert/blocks/features.py",
+                      {tree_import: "from _before_block_tree import"})
 
 
 def _snapshot(found: list) -> list:
@@ -88,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--body", action="store_true", help="also compare on each page's whole <body>")
     ap.add_argument("--show", type=int, default=5)
     args = ap.parse_args(argv)
-    old = old_module("_before_block_features", args.before, "core/convert/blocks/features.py", {})
+    old = old_features(args.before)
     checker = Checker(old, args.rounds)
     current: list[str] = [""]
     select = html_main_content.select

@@ -61,7 +61,8 @@ _FURNITURE = frozenset({"header", "footer", "aside", "nav", "figure", "form"})
 class Tree:
     """What ``blocks`` learns about the container's subtree, so nothing is asked of the DOM
     twice: each visited node's parent (recorded by the one upward walk that finds the leaves),
-    the facts of each ancestor (memoised top-down), each parent's children."""
+    the block-tag children of each parent (the same walk), each node's class and id (read
+    once), the facts of each ancestor (memoised top-down), each parent's child count."""
 
     def __init__(self, container: LexborNode):
         self.top = container.mem_id
@@ -69,14 +70,29 @@ class Tree:
         # below the container
         self.up: dict[int, tuple[int, LexborNode]] = {}
         self.memo: dict[int, tuple] = {self.top: ROOT_INFO}
+        # parent mem_id -> its children with a block tag, as (mem_id, node, tag): every such
+        # child is a candidate of the walk, so these are all of them (``Walk``)
+        self.kids: dict[int, list[tuple[int, LexborNode, str]]] = {}
+        self.names: dict[int, tuple[str | None, str | None]] = {}  # mem_id -> (class, id)
+        self.groups: dict[int, dict] = {}  # parent mem_id -> {(tag, class): count}, block tags
+        self.counts: dict[int, int] = {}  # parent mem_id -> non-text children
         self.family: dict[int, tuple[int, dict]] = {}  # parent mem_id -> _siblings
         self.owner: dict[int, int] = {}  # mem_id -> index of the block holding it, -1 none (owners)
+
+    def name(self, key: int, node: LexborNode) -> tuple[str | None, str | None]:
+        """(class, id) of the node ``key``: its attributes are read once (each read builds a
+        dict of all of them)."""
+        value = self.names.get(key)
+        if value is None:
+            attrs = node.attributes
+            value = self.names[key] = (attrs.get("class"), attrs.get("id"))
+        return value
 
     def info(self, key: int, node: LexborNode) -> tuple:
         """(depth, positive, negative, in_li, in_table, in_quote, in_furniture, in_pre,
         repeated, chain) for ``node``, counting ``node`` itself; ``chain`` is the ``mem_id``s
         from just below the container down to ``node``."""
-        memo, up = self.memo, self.up
+        memo, up, names = self.memo, self.up, self.names
         chain = []
         base = memo.get(key)
         while base is None:
@@ -89,8 +105,11 @@ class Tree:
             base = memo.get(key)
         for key, item in reversed(chain):
             depth, pos, neg, li, table, quote, furniture, pre, repeated, ids = base
-            attrs = item.attributes
-            cls, ident = attrs.get("class"), attrs.get("id")
+            named = names.get(key)
+            if named is None:
+                attrs = item.attributes
+                named = names[key] = (attrs.get("class"), attrs.get("id"))
+            cls, ident = named
             positive, negative = flags(f"{cls or ''} {ident or ''}") if cls or ident else NO_FLAGS
             tag = item.tag
             same = self.repeats(key, tag, cls) if cls else 0
@@ -103,18 +122,50 @@ class Tree:
 
     def repeats(self, key: int, tag: str | None, cls: str) -> int:
         """How many siblings (including the node ``key``, whose class ``cls`` is not empty) share
-        its tag and class — cards, teasers, comments and posts come in runs."""
+        its tag and class — cards, teasers, comments and posts come in runs. A block tag's
+        siblings of that tag are all walk candidates (``kids``): counted among them, without
+        reading the other children; any other tag reads the parent's children (``_siblings``)."""
         entry = self.up.get(key)
         if entry is None:
             return 0
+        if tag in BLOCK_TAGS:
+            return self.block_groups(entry[0]).get((tag, cls), 0)
         return self._siblings(*entry)[1].get((tag or "", cls), 0)
+
+    def block_groups(self, parent_key: int) -> dict:
+        """{(tag, class): count} of the classed block-tag children of ``parent_key``, once."""
+        value = self.groups.get(parent_key)
+        if value is None:
+            value = self.groups[parent_key] = {}
+            names = self.names
+            for key, node, tag in self.kids.get(parent_key, ()):
+                named = names.get(key)
+                if named is None:
+                    attrs = node.attributes
+                    named = names[key] = (attrs.get("class"), attrs.get("id"))
+                cls = named[0]
+                if cls:
+                    signature = (tag, cls)
+                    value[signature] = value.get(signature, 0) + 1
+        return value
 
     def children(self, key: int) -> int:
         """The number of non-text children of the parent of the node ``key`` (1 at the top)."""
         entry = self.up.get(key)
         if entry is None:
             return 1
-        return self._siblings(*entry)[0]
+        parent_key, parent = entry
+        count = self.counts.get(parent_key)
+        if count is None:
+            family = self.family.get(parent_key)
+            if family is not None:
+                count = family[0]
+            else:
+                count = 0
+                for _ in parent.iter(include_text=False):
+                    count += 1
+            self.counts[parent_key] = count
+        return count
 
     def _siblings(self, parent_key: int, parent: LexborNode) -> tuple[int, dict]:
         """(non-text children, {(tag, class): count} of the classed ones) of ``parent``, once."""
@@ -167,16 +218,27 @@ class Walk:
         # the elements with a candidate below them (not leaves), and every candidate's and
         # ancestor's parent, from one walk up that stops where an earlier one passed
         self.inner = inner = set()
-        up = tree.up
-        for key, node, _ in candidates:
+        up, kids = tree.up, tree.kids
+        for candidate in candidates:
+            key, node, _ = candidate
             parent = node.parent
-            while parent is not None:
-                parent_key = parent.mem_id
+            if parent is None:
+                continue
+            parent_key = parent.mem_id
+            family = kids.get(parent_key)
+            if family is None:
+                kids[parent_key] = [candidate]
+            else:
+                family.append(candidate)
+            while True:
                 up[key] = (parent_key, parent)
                 if parent_key == top or parent_key in inner:
                     break
                 inner.add(parent_key)
                 key, parent = parent_key, parent.parent
+                if parent is None:
+                    break
+                parent_key = parent.mem_id
 
 
 def owners(matches: list[LexborNode], tree: Tree, index: dict[int, int]) -> list[int]:
