@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import regex
 from selectolax.lexbor import LexborNode
 
-from webshelf.core.convert.blocks.tree import NO_FLAGS, ROOT_INFO, Tree, Walk, flags, node_text, owners
+from webshelf.core.convert.blocks.tree import ROOT_INFO, Tree, Walk, node_text, owners, read_name
 
 _TAG_GROUPS = (("p",), ("li", "dt", "dd"), ("h1",), ("h2", "h3"), ("h4", "h5", "h6"), ("pre",),
                ("blockquote",), ("tr",), ("figcaption", "caption"),
@@ -49,7 +49,7 @@ NAMES = (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class Block:
     node: LexborNode
     chars: int
@@ -165,11 +165,9 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
             punct, ends, commas, digits = _punct(text)
         named = names.get(key)
         if named is None:
-            attrs = node.attributes
-            named = names[key] = (attrs.get("class"), attrs.get("id"))
-        cls, ident = named
+            named = names[key] = read_name(node)
+        cls, _, positive, negative = named
         if cls:
-            positive, negative = flags(f"{cls} {ident or ''}")
             entry = up.get(key)
             if entry is None:
                 same_share = log_same = 0.0
@@ -181,7 +179,6 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
                 same = counts[(tag, cls)]
                 same_share, log_same = same / max(1, tree.children(key)), log1p(same)
         else:
-            positive, negative = flags(f" {ident}") if ident else NO_FLAGS
             same_share = log_same = 0.0
         if tag == "pre":  # a code block's links are code, not navigation
             block_links = block_link_chars = 0

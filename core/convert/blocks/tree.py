@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from selectolax.lexbor import LexborNode
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 # td/th are not blocks: a table row is the unit (dropping a cell would break a data table).
 BLOCK_TAGS = frozenset({
@@ -53,6 +53,41 @@ def flags(value: str) -> tuple[bool, bool]:
     return not POSITIVE.isdisjoint(words), not NEGATIVE.isdisjoint(words)
 
 
+def read_name(node: LexborNode) -> tuple[str | None, str | None, bool, bool]:
+    """(class, id, positive, negative) of ``node``, its attributes read once. The flags are
+    those of ``"{class} {id}"`` (what the features always read), taken as the flags of the class
+    string or of the id string: the words of the joined string are the words of each part (the
+    space splits them, and lower-casing does not look across it), and the class strings, which
+    a page repeats, then hit ``flags``' memo whatever the id."""
+    attrs = node.attributes
+    cls, ident = attrs.get("class"), attrs.get("id")
+    if cls:
+        positive, negative = flags(cls)
+        if ident:
+            more = flags(ident)
+            return cls, ident, positive or more[0], negative or more[1]
+        return cls, ident, positive, negative
+    if ident:
+        positive, negative = flags(ident)
+        return cls, ident, positive, negative
+    return cls, ident, False, False
+
+
+def _tag_ids(names: frozenset[str]) -> dict[int, str]:
+    """Lexbor's tag id of each of ``names``: HTML's tags have fixed ids (the same in every
+    document, checked here on two parsers), so the walk can test a node's id against a table
+    instead of building its tag name; an element matches by id in any namespace, as Lexbor's
+    type selectors do."""
+    first, second = LexborHTMLParser(""), LexborHTMLParser("")
+    ids = {first.create_node(name).tag_id: name for name in names}
+    if len(ids) != len(names) or ids != {second.create_node(name).tag_id: name for name in names}:
+        raise RuntimeError("selectolax/Lexbor gives these tags no fixed ids: "
+                           f"{sorted(names)}; core/convert/blocks/tree.py needs them")
+    return ids
+
+
+BLOCK_IDS = _tag_ids(BLOCK_TAGS)  # tag id -> tag, the block tags
+(_A_ID,), (_IMG_ID,) = _tag_ids(frozenset({"a"})), _tag_ids(frozenset({"img"}))
 ROOT_INFO = (0, 0, 0, 0, 0, 0, 0, False, 0, ())
 NO_FLAGS = (False, False)  # what ``flags`` gives a node without class and id
 _FURNITURE = frozenset({"header", "footer", "aside", "nav", "figure", "form"})
@@ -73,19 +108,18 @@ class Tree:
         # parent mem_id -> its children with a block tag, as (mem_id, node, tag): every such
         # child is a candidate of the walk, so these are all of them (``Walk``)
         self.kids: dict[int, list[tuple[int, LexborNode, str]]] = {}
-        self.names: dict[int, tuple[str | None, str | None]] = {}  # mem_id -> (class, id)
+        self.names: dict[int, tuple] = {}  # mem_id -> read_name(node)
         self.groups: dict[int, dict] = {}  # parent mem_id -> {(tag, class): count}, block tags
         self.counts: dict[int, int] = {}  # parent mem_id -> non-text children
         self.family: dict[int, tuple[int, dict]] = {}  # parent mem_id -> _siblings
         self.owner: dict[int, int] = {}  # mem_id -> index of the block holding it, -1 none (owners)
 
-    def name(self, key: int, node: LexborNode) -> tuple[str | None, str | None]:
-        """(class, id) of the node ``key``: its attributes are read once (each read builds a
-        dict of all of them)."""
+    def name(self, key: int, node: LexborNode) -> tuple[str | None, str | None, bool, bool]:
+        """``read_name`` of the node ``key``, once (each attribute read builds a dict of all
+        of them)."""
         value = self.names.get(key)
         if value is None:
-            attrs = node.attributes
-            value = self.names[key] = (attrs.get("class"), attrs.get("id"))
+            value = self.names[key] = read_name(node)
         return value
 
     def info(self, key: int, node: LexborNode) -> tuple:
@@ -107,10 +141,8 @@ class Tree:
             depth, pos, neg, li, table, quote, furniture, pre, repeated, ids = base
             named = names.get(key)
             if named is None:
-                attrs = item.attributes
-                named = names[key] = (attrs.get("class"), attrs.get("id"))
-            cls, ident = named
-            positive, negative = flags(f"{cls or ''} {ident or ''}") if cls or ident else NO_FLAGS
+                named = names[key] = read_name(item)
+            cls, _, positive, negative = named
             tag = item.tag
             same = self.repeats(key, tag, cls) if cls else 0
             base = (depth + 1, pos or int(positive), neg or int(negative), li or int(tag == "li"),
@@ -141,8 +173,7 @@ class Tree:
             for key, node, tag in self.kids.get(parent_key, ()):
                 named = names.get(key)
                 if named is None:
-                    attrs = node.attributes
-                    named = names[key] = (attrs.get("class"), attrs.get("id"))
+                    named = names[key] = read_name(node)
                 cls = named[0]
                 if cls:
                     signature = (tag, cls)
@@ -198,22 +229,17 @@ class Walk:
         self.candidates: list[tuple[int, LexborNode, str]] = []
         self.anchors: list[LexborNode] = []
         self.images: list[LexborNode] = []
-        kinds: dict[int, tuple[int, str]] = {}  # tag id -> (0 other, 1 block, 2 a, 3 img; tag)
         candidates, anchors, images = self.candidates, self.anchors, self.images
+        block_ids, a_id, img_id = BLOCK_IDS, _A_ID, _IMG_ID
         for node in container.traverse(include_text=False):
             tag_id = node.tag_id
-            kind = kinds.get(tag_id)
-            if kind is None:
-                tag = node.tag
-                kind = kinds[tag_id] = (1 if tag in BLOCK_TAGS else 2 if tag == "a"
-                                        else 3 if tag == "img" else 0, tag)
-            if kind[0] == 1:
+            if tag_id in block_ids:
                 key = node.mem_id
                 if key != top:  # the container itself is not one of its blocks
-                    candidates.append((key, node, kind[1]))
-            elif kind[0] == 2:
+                    candidates.append((key, node, block_ids[tag_id]))
+            elif tag_id == a_id:
                 anchors.append(node)
-            elif kind[0] == 3:
+            elif tag_id == img_id:
                 images.append(node)
         # the elements with a candidate below them (not leaves), and every candidate's and
         # ancestor's parent, from one walk up that stops where an earlier one passed
