@@ -10,13 +10,19 @@ today's, on the same tree, and compares node, chars, chain and every feature exa
 floats, and their ``repr``). ``--body`` also compares both on each page's whole ``<body>`` (a fresh
 parse, no pruning: more blocks, deeper trees, the 3,000-block bound) — harder input than the served
 containers — and on the rules' container of the raw DOM (no hidden-content removal: what
-bench/train_blocks.py trains on). Both variants are timed interleaved on each input (median of ``--rounds``), so machine
-load falls on them alike.
+bench/train_blocks.py trains on). The old code is ``features.py``, ``tree.py`` and ``model.py`` of
+``--before``, wired to each other. The model's choices are compared too: every block's score (the
+shipped model, by ``repr``), the narrowing (depth, members, node) and what ``model.select`` leaves
+(the chosen node's and the container's HTML, on a clone each, since select changes the tree).
+Both variants are timed interleaved on each input — ``blocks()`` on the node, ``select`` on fresh
+clones (made outside the timer) — and each input's time is the fastest of ``--rounds`` (on a
+shared machine other processes only ever add time), so machine load falls on them alike.
 
     nice -n 10 .venv/bin/python bench/block_features_check.py [--before main] [--limit N] [--body]
 
-Prints the inputs compared, how many differ (the first few in detail), and per input set the median
-and mean ms of old vs new and the ratio of the medians. Exit status 1 when anything differs.
+Prints the inputs compared, how many differ (features or choices; the first few in detail), and per
+input set, for ``blocks()`` and for ``select``, the median and mean ms of old vs new and the ratio
+of the medians. Exit status 1 when anything differs.
 """
 
 from __future__ import annotations

@@ -6,11 +6,13 @@ children, its ancestors' class and id) with a C call that builds Python objects,
 costs ~5 µs whatever it matches. So the subtree is traversed once (``Walk``: the block-tag
 elements, anchors and images in document order — what ``css(...)`` of each returns, matched by
 tag id as Lexbor's type selectors are), each parent is fetched once by the walk up from the
-leaves (``Tree.up``), facts about ancestors are memoised top-down (``Tree.info``), a parent's
-children are read once (``Tree.repeats``/``children``), and an anchor or image is given to its
-block by a memoised walk up (``owners``) instead of a query per block. Blocks never nest (a
-leaf holds no block element; what is inside a ``<pre>`` belongs to the ``<pre>``), so this
-finds exactly what per-block queries found.
+leaves (``Tree.up``), which also records each parent's block-tag children (``Tree.kids``: a
+block's siblings of its own tag are all candidates, so their repetition is counted among them
+without reading the parent's other children), each node's class and id are read once
+(``Tree.names``), facts about ancestors are memoised top-down (``Tree.info``), and an anchor or
+image is given to its block by a memoised walk up (``owners``) instead of a query per block.
+Blocks never nest (a leaf holds no block element; what is inside a ``<pre>`` belongs to the
+``<pre>``), so this finds exactly what per-block queries found.
 """
 
 from __future__ import annotations
