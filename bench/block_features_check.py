@@ -15,8 +15,9 @@ bench/train_blocks.py trains on). The old code is ``features.py``, ``tree.py`` a
 shipped model, by ``repr``), the narrowing (depth, members, node) and what ``model.select`` leaves
 (the chosen node's and the container's HTML, on a clone each, since select changes the tree).
 Both variants are timed interleaved on each input — ``blocks()`` on the node, ``select`` on fresh
-clones (made outside the timer) — and each input's time is the fastest of ``--rounds`` (on a
-shared machine other processes only ever add time), so machine load falls on them alike.
+clones (made outside the timer; which side gets the first clone alternates by round, since a later
+clone is slower to work on) — and each input's time is the fastest of ``--rounds`` (on a shared
+machine other processes only ever add time), so machine load falls on them alike.
 
     nice -n 10 .venv/bin/python bench/block_features_check.py [--before main] [--limit N] [--body]
 
@@ -127,13 +128,20 @@ class Checker:
             choice.append("scores")
         # interleaved: old, new, old, new ... on the same node (select: on fresh clones of it)
         olds, news, old_selects, new_selects = [], [], [], []
-        for _ in range(self.rounds):
+        for round_ in range(self.rounds):
             olds.append(_ms(self.old.blocks, node, 1))
             news.append(_ms(features.blocks, node, 1))
-            ms, old_html = _select_ms(self.old_model.select, self.old_scorer, node)
-            old_selects.append(ms)
-            ms, new_html = _select_ms(model.select, self.scorer, node)
-            new_selects.append(ms)
+            # which side works on the first clone alternates: a later clone is slower to work on
+            if round_ % 2:
+                ms, new_html = _select_ms(model.select, self.scorer, node)
+                new_selects.append(ms)
+                ms, old_html = _select_ms(self.old_model.select, self.old_scorer, node)
+                old_selects.append(ms)
+            else:
+                ms, old_html = _select_ms(self.old_model.select, self.old_scorer, node)
+                old_selects.append(ms)
+                ms, new_html = _select_ms(model.select, self.scorer, node)
+                new_selects.append(ms)
             if old_html != new_html and "select" not in choice:
                 choice.append("select")
         if choice:
