@@ -175,3 +175,64 @@ def test_narrowing_on_a_real_article_drops_the_comment_widget_and_keeps_the_stor
     assert narrowed.startswith(f"# {truth['title']}")  # the title line stays
     first = next(line for line in truth["main_content"].split("\n") if len(line) > 60)
     assert _plain(first).strip()[:60] in plain  # so does the first paragraph
+
+
+def _reference_narrow(chains, chars, probs, is_pre, is_prose, share):
+    """``model.narrow_members`` as first written (main 9e207ab): a sum per branch and level."""
+    from collections import defaultdict
+
+    members = list(range(len(chains)))
+    if share >= 1.0:
+        return 0, members
+    weight = [c * p for c, p in zip(chars, probs)]
+    first = next((i for i in members if is_prose[i]), None)
+    depth = 0
+    while depth < 200:
+        groups = defaultdict(list)
+        for i in members:
+            if len(chains[i]) > depth:
+                groups[chains[i][depth]].append(i)
+        total = sum(weight[i] for i in members)
+        if not groups or total <= 0:
+            break
+        inner = max(groups.values(), key=lambda idx: sum(weight[i] for i in idx))
+        if len(inner) < 2 or sum(weight[i] for i in inner) < share * total:
+            break
+        kept = set(inner)
+        if (first is not None and first not in kept) or any(is_pre[i] for i in members if i not in kept):
+            break
+        members, depth = inner, depth + 1
+    return depth, members
+
+
+def test_narrowing_walk_is_the_reference_walk_on_random_trees():
+    import random
+
+    rng = random.Random(14)
+    for case in range(400):
+        n = rng.randint(0, 40)
+        branches = [tuple(rng.randint(1, 3) for _ in range(rng.randint(0, 5))) for _ in range(n)]
+        chains = [tuple(hash(branch[:d + 1]) for d in range(len(branch))) for branch in branches]
+        chars = [rng.choice((0, 1, 5, 80, 300, 2000)) for _ in range(n)]
+        # ties on purpose: equal weights make max() pick the first branch
+        probs = [rng.choice((0.0, 0.1, 0.5, 0.9, 1.0, rng.random())) for _ in range(n)]
+        is_pre = [rng.random() < 0.05 for _ in range(n)]
+        is_prose = [rng.random() < 0.2 for _ in range(n)]
+        for share in (0.5, 0.6, 1.0):
+            args = (chains, chars, probs, is_pre, is_prose, share)
+            assert model.narrow_members(*args) == _reference_narrow(*args), case
+
+
+def test_scores_in_one_go_are_the_scores_one_by_one():
+    html, _ = _page("0341")
+    rows = [b.features for b in features.blocks(container(LexborHTMLParser(html)))]
+    shipped = model.load()
+    assert shipped.keep_probabilities(rows) == [shipped.keep_probability(row) for row in rows]
+    assert [repr(p) for p in shipped.keep_probabilities(rows)] == \
+        [repr(shipped.keep_probability(row)) for row in rows]
+
+    class Half(model.BlockModel):
+        def keep_probability(self, values):
+            return 0.5
+
+    assert Half(json.loads(model.SHIPPED.read_text())).keep_probabilities(rows) == [0.5] * len(rows)

@@ -143,3 +143,54 @@ def test_the_walk_finds_what_the_css_queries_find_in_foreign_content_and_templat
     assert [n.mem_id for n in walk.anchors] == [n.mem_id for n in root.css("a")]
     assert [n.mem_id for n in walk.images] == [n.mem_id for n in root.css("img")]
     _check(html)
+
+
+@pytest.mark.parametrize("cls, ident", [
+    (None, None), ("", None), (None, ""), ("post-body", None), (None, "sidebar"), ("entry", "comments"),
+    ("x", "y"), ("ΑΣ", "Σx"), ("ΑΣ'", "'Σ"), ("A\u00adΣ", "ΣA"), ("İ", "ß"), ("nav:main", "-_:"),
+    ("Post\u00a0Body\x1f", "\x85Widget"), ("content", "content"),
+])
+def test_read_name_flags_are_those_of_the_joined_class_and_id(cls, ident):
+    attrs = "".join(f' {name}="{value}"' for name, value in (("class", cls), ("id", ident)) if value is not None)
+    node = LexborHTMLParser(f"<div{attrs}>x</div>").css_first("div")
+    expected = tree.flags(f"{cls or ''} {ident or ''}") if cls or ident else tree.NO_FLAGS
+    assert tree.read_name(node) == (cls, ident, *expected)
+
+
+def test_block_tags_are_matched_by_their_fixed_tag_ids():
+    from selectolax.lexbor import LexborHTMLParser as Parser
+
+    for name in tree.BLOCK_TAGS:
+        node = Parser("").create_node(name)
+        assert tree.BLOCK_IDS[node.tag_id] == name == node.tag
+    assert len(tree.BLOCK_IDS) == len(tree.BLOCK_TAGS)
+    assert Parser("<a></a><img>").css_first("a").tag_id == tree._A_ID
+    assert Parser("<img>").css_first("img").tag_id == tree._IMG_ID
+
+
+def test_repetition_among_block_siblings_is_what_reading_every_child_gives():
+    """``Tree.repeats`` counts a block tag's siblings among the walk's candidates; the
+    definition reads every child of the parent (``_siblings``): same counts for every candidate
+    and ancestor, with inline siblings of the same class, comments, classless twins and a
+    classed inline ancestor (which takes the reading path)."""
+    html = ("<div id=c><div class=card><p class=t>one</p><span class=card>s</span><p class=t>two</p>"
+            "<!-- c --><p>three</p><p class='t x'>four</p></div><div class=card><span class=w>"
+            "<p class=t>in span</p></span><span class=w><p>twin</p></span></div>"
+            "<section class=card><li class=i>a</li><li class=i>b</li><b class=i>c</b></section></div>")
+    root = LexborHTMLParser(html).css_first("#c")
+    shape = tree.Tree(root)
+    walk = tree.Walk(root, shape)
+    reference = tree.Tree(root)
+    reference.up = shape.up
+    checked = 0
+    for key in shape.up:
+        parent_key, parent = shape.up[key]
+        node = next(n for n in parent.iter() if n.mem_id == key)
+        cls = node.attributes.get("class")
+        if not cls:
+            continue
+        assert shape.repeats(key, node.tag, cls) == reference._siblings(parent_key, parent)[1].get((node.tag, cls), 0)
+        assert shape.children(key) == reference._siblings(parent_key, parent)[0]
+        checked += 1
+    assert checked >= 10 and walk.candidates
+    _check(html)

@@ -13,8 +13,10 @@ The same code computes features for training (``bench/train_blocks.py``) and at 
 there is no train/serve skew. Cost: the container is walked once (``blocks.tree``: no CSS query
 per block), then per block one ``text()`` call, its class and id, and the punctuation counts in
 one or two C passes; ~1 ms on a median page (docs/benchmarks.md "Block features: the same
-floats, cheaper"). Speed work here must keep every float: bench/block_features_check.py compares
-the features with an earlier commit's on every corpus page.
+floats, cheaper" and "Block select, third pass"). Each vector is built in one go (neighbours and
+branch values appended, not patched in). Speed work here must keep every float:
+bench/block_features_check.py compares the features, the scores, the narrowing and what
+``model.select`` leaves with an earlier commit's on every corpus page.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 import regex
 from selectolax.lexbor import LexborNode
 
-from webshelf.core.convert.blocks.tree import NO_FLAGS, ROOT_INFO, Tree, Walk, flags, node_text, owners
+from webshelf.core.convert.blocks.tree import ROOT_INFO, Tree, Walk, node_text, owners, read_name
 
 _TAG_GROUPS = (("p",), ("li", "dt", "dd"), ("h1",), ("h2", "h3"), ("h4", "h5", "h6"), ("pre",),
                ("blockquote",), ("tr",), ("figcaption", "caption"),
@@ -49,7 +51,7 @@ NAMES = (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class Block:
     node: LexborNode
     chars: int
@@ -139,93 +141,116 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
             has_img[i] = 1.0
     total = sum(len(text) for _, _, text, _, _ in found) or 1
     container_chars = len(node_text(container)) or 1
-    log_container = math.log1p(container_chars)
-    container_density = min(1.0, container_links / container_chars)
-    log_n = math.log1p(n)
-    heading_seen = False
-    out: list[Block] = []
+    tail = (math.log1p(container_chars), min(1.0, container_links / container_chars), math.log1p(n))
+    punct_bytes, ends_bytes, commas_bytes, digit_bytes = _ASCII_CLASSES
+    names, groups, kids = tree.names, tree.groups, tree.kids
+    log1p = math.log1p
+    # first h1/h2: the blocks before it are "before_heading" (the heading itself is not)
+    heading = next((i for i, (_, _, _, tag, _) in enumerate(found) if tag in ("h1", "h2")), n)
     before = 0
-    link_densities, log_chars = [], []
-    ancestry: dict[int, tuple] = {}  # id(parent_info) -> its features, as floats
+    heads: list[list[float]] = []  # each block's own features, up to before_heading
+    chars_of: list[int] = []
+    densities: list[float] = []
+    log_chars: list[float] = []
+    # per parent_info (blocks of one parent share it): depth, the ancestor flags, repetition
+    ancestry: dict[int, tuple] = {}
     for i, (key, node, text, tag, parent_info) in enumerate(found):
         chars = len(text)
-        words = max(1, len(text.split()))
+        words = len(text.split()) or 1
+        if text.isascii():  # as _punct: the four classes counted on the bytes
+            data = text.encode("ascii")
+            punct = chars - len(data.translate(None, punct_bytes))
+            ends = chars - len(data.translate(None, ends_bytes))
+            commas = chars - len(data.translate(None, commas_bytes))
+            digits = chars - len(data.translate(None, digit_bytes))
+        else:
+            punct, ends, commas, digits = _punct(text)
+        named = names.get(key)
+        if named is None:
+            named = names[key] = read_name(node)
+        cls, _, positive, negative = named
+        if cls:
+            entry = up.get(key)
+            if entry is None:
+                same_share = log_same = 0.0
+            else:
+                parent_key = entry[0]
+                counts = groups.get(parent_key)
+                if counts is None:
+                    counts = tree.block_groups(parent_key)
+                same = counts[(tag, cls)]
+                same_share, log_same = same / max(1, tree.children(key)), log1p(same)
+        else:
+            same_share = log_same = 0.0
         if tag == "pre":  # a code block's links are code, not navigation
             block_links = block_link_chars = 0
         else:
             block_links, block_link_chars = links[i], link_chars[i]
-        punct, ends, commas, digits = _punct(text)
-        attrs = node.attributes
-        cls, ident = attrs.get("class"), attrs.get("id")
-        positive, negative = flags(f"{cls or ''} {ident or ''}") if cls or ident else NO_FLAGS
-        if tag in ("h1", "h2"):
-            heading_seen = True
-        same = tree.repeats(key, tag, cls) if cls else 0
-        siblings = tree.children(key)
-        density = min(1.0, block_link_chars / chars)
-        link_densities.append(density)
-        log_size = math.log1p(chars)
-        log_chars.append(log_size)
+        density = block_link_chars / chars
+        if density > 1.0:
+            density = 1.0
+        log_size = log1p(chars)
         above = ancestry.get(id(parent_info))
         if above is None:
+            depth = parent_info[0] + 1
             above = ancestry[id(parent_info)] = (
-                float(parent_info[1]), float(parent_info[2]), float(parent_info[3]),
-                float(parent_info[4]), float(parent_info[5]), float(parent_info[6]))
-        features = [
-            log_size, math.log1p(words), density, math.log1p(block_links),
+                float(depth if depth < 40 else 40), float(parent_info[1]), float(parent_info[2]),
+                float(parent_info[3]), float(parent_info[4]), float(parent_info[5]),
+                float(parent_info[6]), log1p(parent_info[8]))
+        per_word = chars / words
+        heads.append([
+            log_size, log1p(words), density, log1p(block_links),
             punct / chars, 100.0 * ends / chars, 100.0 * commas / chars, digits / chars,
-            min(30.0, chars / words), float(min(parent_info[0] + 1, 40)), i / n, before / total,
+            per_word if per_word < 30.0 else 30.0, above[0], i / n, before / total,
             chars / total, *_TAG_VECTORS.get(tag or "", _NO_TAG),
-            float(positive), float(negative), *above, has_img[i],
-            same / max(1, siblings), math.log1p(same), math.log1p(parent_info[8]),
-            float(not heading_seen),
-            0.0, 0.0, 0.0, 0.0,  # neighbours, filled below
-            log_container, container_density, log_n,
-            0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,  # branches, filled below
-        ]
+            float(positive), float(negative), above[1], above[2], above[3], above[4], above[5],
+            above[6], has_img[i], same_share, log_same, above[7],
+            1.0 if i < heading else 0.0,
+        ])
         before += chars
-        out.append(Block(node, chars, features, parent_info[9]))
-    _branch_features(out, total)
-    k = _PREV_LINK_DENSITY
-    for i, block in enumerate(out):
-        block.features[k] = link_densities[i - 1] if i else -1.0
-        block.features[k + 1] = link_densities[i + 1] if i + 1 < n else -1.0
-        block.features[k + 2] = log_chars[i - 1] if i else 0.0
-        block.features[k + 3] = log_chars[i + 1] if i + 1 < n else 0.0
+        chars_of.append(chars)
+        densities.append(density)
+        log_chars.append(log_size)
+    chains = [info[9] for _, _, _, _, info in found]
+    branches = _branch_features(chains, chars_of, densities, total)
+    out: list[Block] = []
+    last = n - 1
+    for i, features in enumerate(heads):
+        features += (
+            densities[i - 1] if i else -1.0, densities[i + 1] if i < last else -1.0,
+            log_chars[i - 1] if i else 0.0, log_chars[i + 1] if i < last else 0.0, *tail,
+            *branches[i])
+        out.append(Block(found[i][1], chars_of[i], features, chains[i]))
     return out
 
 
-_PREV_LINK_DENSITY = NAMES.index("prev_link_density")
-_BRANCH1_SHARE = NAMES.index("branch1_share")
 
 
-def _branch_features(out: list[Block], total: int) -> None:
-    """Where the block sits relative to the page's text mass: the share of the container's
+def _branch_features(chains: list[tuple], chars_of: list[int], densities: list[float],
+                     total: int) -> list[tuple]:
+    """Where each block sits relative to the page's text mass: the share of the container's
     block text (and the link density) of its ancestors 1, 2 and 3 levels below the container,
     and its tree distance to the longest block (the article is one branch; teasers, comments
-    and menus are other branches)."""
+    and menus are other branches). The eight values per block, in ``NAMES`` order."""
     # ancestor id -> [block chars, link density sum * chars]; only the three levels below the
     # container are read, each summed over the blocks in document order
     sizes: dict[int, list] = {}
-    for block in out:
-        chars = block.chars
-        weighted = block.features[2] * chars
-        for anc in block.chain[:3]:
+    for chain, chars, density in zip(chains, chars_of, densities):
+        weighted = density * chars
+        for anc in chain[:3]:
             entry = sizes.get(anc)
             if entry is None:
                 sizes[anc] = [chars, weighted]
             else:
                 entry[0] += chars
                 entry[1] += weighted
-    longest = max(range(len(out)), key=lambda i: out[i].chars)
-    mass_ids = set(out[longest].chain)
-    base = _BRANCH1_SHARE
+    longest = chars_of.index(max(chars_of))
+    mass_ids = set(chains[longest])
     # blocks of one parent share their chain tuple: what depends on the chain alone is worked
     # out once per parent (all eight values when the chain reaches three levels down)
     placed: dict[int, tuple] = {}
-    for block in out:
-        f = block.features
-        chain = block.chain
+    out = []
+    for chain, chars, density in zip(chains, chars_of, densities):
         where = placed.get(id(chain))
         if where is None:
             lca = -1
@@ -243,16 +268,18 @@ def _branch_features(out: list[Block], total: int) -> None:
                 where = tail
             placed[id(chain)] = where
         if len(where) == 8:
-            f[base:base + 8] = where
+            out.append(where)
             continue
+        shares, ratios = [], []
         for level in range(3):
             if level < len(chain):
-                chars, links = sizes[chain[level]]
-                f[base + level] = chars / total
+                level_chars, level_links = sizes[chain[level]]
+                shares.append(level_chars / total)
                 if level < 2:
-                    f[base + 3 + level] = links / chars if chars else 0.0
+                    ratios.append(level_links / level_chars if level_chars else 0.0)
             else:
-                f[base + level] = block.chars / total
+                shares.append(chars / total)
                 if level < 2:
-                    f[base + 3 + level] = f[2]
-        f[base + 5], f[base + 6], f[base + 7] = where
+                    ratios.append(density)
+        out.append((*shares, *ratios, *where))
+    return out

@@ -64,6 +64,15 @@ class BlockModel:
             return 0.0
         return 1.0 / (1.0 + math.exp(-z))
 
+    def keep_probabilities(self, rows: list[list[float]]) -> list[float]:
+        """``keep_probability`` of each row; the logistic model's in one comprehension (the
+        same expression, so the same floats), a subclass's override row by row."""
+        if self.kind != "logistic" or type(self).keep_probability is not BlockModel.keep_probability:
+            return [self.keep_probability(row) for row in rows]
+        intercept, coef, mul, exp = self.intercept, self.coef, operator.mul, math.exp
+        return [0.0 if z < -30 else 1.0 / (1.0 + exp(-z))
+                for z in [intercept + sum(map(mul, coef, row)) for row in rows]]
+
 
 @lru_cache(maxsize=8)
 def load(path: str | None = None) -> BlockModel:
@@ -81,7 +90,7 @@ def drop_blocks(container: LexborNode, model: BlockModel, threshold: float | Non
     found: list[Block] = blocks(container)
     if len(found) < 2:
         return 0
-    probs = [model.keep_probability(b.features) for b in found]
+    probs = model.keep_probabilities([b.features for b in found])
     return _drop(found, probs, model, limit)
 
 
@@ -95,7 +104,7 @@ def select(container: LexborNode, model: BlockModel, threshold: float | None = N
     found: list[Block] = blocks(container)
     if len(found) < 2:
         return container
-    probs = [model.keep_probability(b.features) for b in found]
+    probs = model.keep_probabilities([b.features for b in found])
     node, members = narrow(found, probs, model.narrow_share)
     if node is None:
         node, members = container, list(range(len(found)))
@@ -158,22 +167,37 @@ def narrow_members(chains: list[tuple], chars: list[int], probs: list[float],
         return 0, members
     weight = [c * p for c, p in zip(chars, probs)]
     first = next((i for i in members if is_prose[i]), None)
+    any_pre = any(is_pre)
+    at = weight.__getitem__
     depth = 0
     while depth < 200:
-        groups: dict = defaultdict(list)
+        # the branches one level down, in order of first appearance, each with its weight
+        # summed over its blocks in document order (the float additions of ``sum`` over them)
+        groups: dict = {}
+        sums: dict = {}
         for i in members:
-            if len(chains[i]) > depth:
-                groups[chains[i][depth]].append(i)
-        total = sum(weight[i] for i in members)
+            chain = chains[i]
+            if len(chain) > depth:
+                key = chain[depth]
+                group = groups.get(key)
+                if group is None:
+                    groups[key] = [i]
+                    sums[key] = 0 + weight[i]
+                else:
+                    group.append(i)
+                    sums[key] += weight[i]
+        total = sum(map(at, members))
         if not groups or total <= 0:
             break
-        inner = max(groups.values(), key=lambda idx: sum(weight[i] for i in idx))
-        if len(inner) < 2 or sum(weight[i] for i in inner) < share * total:
+        best = max(sums, key=sums.__getitem__)  # the first of the heaviest, as max() of groups
+        inner = groups[best]
+        if len(inner) < 2 or sums[best] < share * total:
             break
-        kept = set(inner)
-        if (first is not None and first not in kept) or any(
-                is_pre[i] for i in members if i not in kept):
-            break  # never lose the opening paragraph or a code block to narrowing
+        if first is not None or any_pre:
+            kept = set(inner)
+            if (first is not None and first not in kept) or (any_pre and any(
+                    is_pre[i] for i in members if i not in kept)):
+                break  # never lose the opening paragraph or a code block to narrowing
         members, depth = inner, depth + 1
     return depth, members
 

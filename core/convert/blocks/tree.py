@@ -6,18 +6,20 @@ children, its ancestors' class and id) with a C call that builds Python objects,
 costs ~5 µs whatever it matches. So the subtree is traversed once (``Walk``: the block-tag
 elements, anchors and images in document order — what ``css(...)`` of each returns, matched by
 tag id as Lexbor's type selectors are), each parent is fetched once by the walk up from the
-leaves (``Tree.up``), facts about ancestors are memoised top-down (``Tree.info``), a parent's
-children are read once (``Tree.repeats``/``children``), and an anchor or image is given to its
-block by a memoised walk up (``owners``) instead of a query per block. Blocks never nest (a
-leaf holds no block element; what is inside a ``<pre>`` belongs to the ``<pre>``), so this
-finds exactly what per-block queries found.
+leaves (``Tree.up``), which also records each parent's block-tag children (``Tree.kids``: a
+block's siblings of its own tag are all candidates, so their repetition is counted among them
+without reading the parent's other children), each node's class and id are read once
+(``Tree.names``), facts about ancestors are memoised top-down (``Tree.info``), and an anchor or
+image is given to its block by a memoised walk up (``owners``) instead of a query per block.
+Blocks never nest (a leaf holds no block element; what is inside a ``<pre>`` belongs to the
+``<pre>``), so this finds exactly what per-block queries found.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from selectolax.lexbor import LexborNode
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 # td/th are not blocks: a table row is the unit (dropping a cell would break a data table).
 BLOCK_TAGS = frozenset({
@@ -53,6 +55,41 @@ def flags(value: str) -> tuple[bool, bool]:
     return not POSITIVE.isdisjoint(words), not NEGATIVE.isdisjoint(words)
 
 
+def read_name(node: LexborNode) -> tuple[str | None, str | None, bool, bool]:
+    """(class, id, positive, negative) of ``node``, its attributes read once. The flags are
+    those of ``"{class} {id}"`` (what the features always read), taken as the flags of the class
+    string or of the id string: the words of the joined string are the words of each part (the
+    space splits them, and lower-casing does not look across it), and the class strings, which
+    a page repeats, then hit ``flags``' memo whatever the id."""
+    attrs = node.attributes
+    cls, ident = attrs.get("class"), attrs.get("id")
+    if cls:
+        positive, negative = flags(cls)
+        if ident:
+            more = flags(ident)
+            return cls, ident, positive or more[0], negative or more[1]
+        return cls, ident, positive, negative
+    if ident:
+        positive, negative = flags(ident)
+        return cls, ident, positive, negative
+    return cls, ident, False, False
+
+
+def _tag_ids(names: frozenset[str]) -> dict[int, str]:
+    """Lexbor's tag id of each of ``names``: HTML's tags have fixed ids (the same in every
+    document, checked here on two parsers), so the walk can test a node's id against a table
+    instead of building its tag name; an element matches by id in any namespace, as Lexbor's
+    type selectors do."""
+    first, second = LexborHTMLParser(""), LexborHTMLParser("")
+    ids = {first.create_node(name).tag_id: name for name in names}
+    if len(ids) != len(names) or ids != {second.create_node(name).tag_id: name for name in names}:
+        raise RuntimeError("selectolax/Lexbor gives these tags no fixed ids: "
+                           f"{sorted(names)}; core/convert/blocks/tree.py needs them")
+    return ids
+
+
+BLOCK_IDS = _tag_ids(BLOCK_TAGS)  # tag id -> tag, the block tags
+(_A_ID,), (_IMG_ID,) = _tag_ids(frozenset({"a"})), _tag_ids(frozenset({"img"}))
 ROOT_INFO = (0, 0, 0, 0, 0, 0, 0, False, 0, ())
 NO_FLAGS = (False, False)  # what ``flags`` gives a node without class and id
 _FURNITURE = frozenset({"header", "footer", "aside", "nav", "figure", "form"})
@@ -61,7 +98,8 @@ _FURNITURE = frozenset({"header", "footer", "aside", "nav", "figure", "form"})
 class Tree:
     """What ``blocks`` learns about the container's subtree, so nothing is asked of the DOM
     twice: each visited node's parent (recorded by the one upward walk that finds the leaves),
-    the facts of each ancestor (memoised top-down), each parent's children."""
+    the block-tag children of each parent (the same walk), each node's class and id (read
+    once), the facts of each ancestor (memoised top-down), each parent's child count."""
 
     def __init__(self, container: LexborNode):
         self.top = container.mem_id
@@ -69,14 +107,28 @@ class Tree:
         # below the container
         self.up: dict[int, tuple[int, LexborNode]] = {}
         self.memo: dict[int, tuple] = {self.top: ROOT_INFO}
+        # parent mem_id -> its children with a block tag, as (mem_id, node, tag): every such
+        # child is a candidate of the walk, so these are all of them (``Walk``)
+        self.kids: dict[int, list[tuple[int, LexborNode, str]]] = {}
+        self.names: dict[int, tuple] = {}  # mem_id -> read_name(node)
+        self.groups: dict[int, dict] = {}  # parent mem_id -> {(tag, class): count}, block tags
+        self.counts: dict[int, int] = {}  # parent mem_id -> non-text children
         self.family: dict[int, tuple[int, dict]] = {}  # parent mem_id -> _siblings
         self.owner: dict[int, int] = {}  # mem_id -> index of the block holding it, -1 none (owners)
+
+    def name(self, key: int, node: LexborNode) -> tuple[str | None, str | None, bool, bool]:
+        """``read_name`` of the node ``key``, once (each attribute read builds a dict of all
+        of them)."""
+        value = self.names.get(key)
+        if value is None:
+            value = self.names[key] = read_name(node)
+        return value
 
     def info(self, key: int, node: LexborNode) -> tuple:
         """(depth, positive, negative, in_li, in_table, in_quote, in_furniture, in_pre,
         repeated, chain) for ``node``, counting ``node`` itself; ``chain`` is the ``mem_id``s
         from just below the container down to ``node``."""
-        memo, up = self.memo, self.up
+        memo, up, names = self.memo, self.up, self.names
         chain = []
         base = memo.get(key)
         while base is None:
@@ -89,9 +141,10 @@ class Tree:
             base = memo.get(key)
         for key, item in reversed(chain):
             depth, pos, neg, li, table, quote, furniture, pre, repeated, ids = base
-            attrs = item.attributes
-            cls, ident = attrs.get("class"), attrs.get("id")
-            positive, negative = flags(f"{cls or ''} {ident or ''}") if cls or ident else NO_FLAGS
+            named = names.get(key)
+            if named is None:
+                named = names[key] = read_name(item)
+            cls, _, positive, negative = named
             tag = item.tag
             same = self.repeats(key, tag, cls) if cls else 0
             base = (depth + 1, pos or int(positive), neg or int(negative), li or int(tag == "li"),
@@ -103,18 +156,49 @@ class Tree:
 
     def repeats(self, key: int, tag: str | None, cls: str) -> int:
         """How many siblings (including the node ``key``, whose class ``cls`` is not empty) share
-        its tag and class — cards, teasers, comments and posts come in runs."""
+        its tag and class — cards, teasers, comments and posts come in runs. A block tag's
+        siblings of that tag are all walk candidates (``kids``): counted among them, without
+        reading the other children; any other tag reads the parent's children (``_siblings``)."""
         entry = self.up.get(key)
         if entry is None:
             return 0
+        if tag in BLOCK_TAGS:
+            return self.block_groups(entry[0]).get((tag, cls), 0)
         return self._siblings(*entry)[1].get((tag or "", cls), 0)
+
+    def block_groups(self, parent_key: int) -> dict:
+        """{(tag, class): count} of the classed block-tag children of ``parent_key``, once."""
+        value = self.groups.get(parent_key)
+        if value is None:
+            value = self.groups[parent_key] = {}
+            names = self.names
+            for key, node, tag in self.kids.get(parent_key, ()):
+                named = names.get(key)
+                if named is None:
+                    named = names[key] = read_name(node)
+                cls = named[0]
+                if cls:
+                    signature = (tag, cls)
+                    value[signature] = value.get(signature, 0) + 1
+        return value
 
     def children(self, key: int) -> int:
         """The number of non-text children of the parent of the node ``key`` (1 at the top)."""
         entry = self.up.get(key)
         if entry is None:
             return 1
-        return self._siblings(*entry)[0]
+        parent_key, parent = entry
+        count = self.counts.get(parent_key)
+        if count is None:
+            family = self.family.get(parent_key)
+            if family is not None:
+                count = family[0]
+            else:
+                count = 0
+                for _ in parent.iter(include_text=False):
+                    count += 1
+            self.counts[parent_key] = count
+        return count
 
     def _siblings(self, parent_key: int, parent: LexborNode) -> tuple[int, dict]:
         """(non-text children, {(tag, class): count} of the classed ones) of ``parent``, once."""
@@ -147,36 +231,42 @@ class Walk:
         self.candidates: list[tuple[int, LexborNode, str]] = []
         self.anchors: list[LexborNode] = []
         self.images: list[LexborNode] = []
-        kinds: dict[int, tuple[int, str]] = {}  # tag id -> (0 other, 1 block, 2 a, 3 img; tag)
         candidates, anchors, images = self.candidates, self.anchors, self.images
+        block_ids, a_id, img_id = BLOCK_IDS, _A_ID, _IMG_ID
         for node in container.traverse(include_text=False):
             tag_id = node.tag_id
-            kind = kinds.get(tag_id)
-            if kind is None:
-                tag = node.tag
-                kind = kinds[tag_id] = (1 if tag in BLOCK_TAGS else 2 if tag == "a"
-                                        else 3 if tag == "img" else 0, tag)
-            if kind[0] == 1:
+            if tag_id in block_ids:
                 key = node.mem_id
                 if key != top:  # the container itself is not one of its blocks
-                    candidates.append((key, node, kind[1]))
-            elif kind[0] == 2:
+                    candidates.append((key, node, block_ids[tag_id]))
+            elif tag_id == a_id:
                 anchors.append(node)
-            elif kind[0] == 3:
+            elif tag_id == img_id:
                 images.append(node)
         # the elements with a candidate below them (not leaves), and every candidate's and
         # ancestor's parent, from one walk up that stops where an earlier one passed
         self.inner = inner = set()
-        up = tree.up
-        for key, node, _ in candidates:
+        up, kids = tree.up, tree.kids
+        for candidate in candidates:
+            key, node, _ = candidate
             parent = node.parent
-            while parent is not None:
-                parent_key = parent.mem_id
+            if parent is None:
+                continue
+            parent_key = parent.mem_id
+            family = kids.get(parent_key)
+            if family is None:
+                kids[parent_key] = [candidate]
+            else:
+                family.append(candidate)
+            while True:
                 up[key] = (parent_key, parent)
                 if parent_key == top or parent_key in inner:
                     break
                 inner.add(parent_key)
                 key, parent = parent_key, parent.parent
+                if parent is None:
+                    break
+                parent_key = parent.mem_id
 
 
 def owners(matches: list[LexborNode], tree: Tree, index: dict[int, int]) -> list[int]:
