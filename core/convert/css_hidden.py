@@ -44,8 +44,8 @@ blocks whose text could hide or show; only those are cut out and judged, and onl
 declarations are ever tokenized, on first use. Inline styles that name no property able to hide,
 or that ``may_hide`` rejects, are never tokenized. All of a page's sheets are scanned as
 one text (``_sheet_positions``: CSS-in-JS pages carry dozens of small sheets), and declaration
-texts of the common simple shapes are tokenized without tinycss2 (``_simple_declarations``: the
-same tokens). Parsed blocks, inline verdicts
+texts of the common simple shapes, colour functions included, are tokenized without tinycss2
+(``_simple_declarations``: the same tokens). Parsed blocks, inline verdicts
 and whole pages' sheets (``page_sheets``, keyed by a digest of their text: a site repeats its
 sheets) are memoised per process, bounded. None of this changes a verdict: the pre-filters only
 skip text that the full rules would reject (tests/core/test_convert_one_parse.py).
@@ -60,7 +60,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import tinycss2
-from tinycss2.ast import DimensionToken, HashToken, IdentToken, NumberToken, PercentageToken
+from tinycss2.ast import (DimensionToken, FunctionBlock, HashToken, IdentToken, LiteralToken, NumberToken,
+                         PercentageToken, WhitespaceToken)
 
 MAX_SHEET_CHARS = 1_000_000
 MAX_RULES = 5_000
@@ -207,11 +208,14 @@ _parse_declarations = lru_cache(maxsize=16_384)(_parse_uncached)
 # The declaration shapes most blocks and inline styles are made of (``display:none``,
 # ``left:-9999px``, ``font-size:0.875rem !important``, ``margin:0 auto``): ASCII text of
 # ``name:value`` parts whose values are identifiers, numbers, dimensions, percentages and hashes
-# separated by whitespace. For those the tokens are built here (``_simple_declarations``), the
-# same tokens tinycss2 gives; anything else (functions, strings, escapes, comments, commas,
-# blocks, at-rules, ``!`` other than ``!important``, non-ASCII) goes to tinycss2, which is pure
-# Python and was most of a matched rule's cost.
-_SIMPLE_TEXT = re.compile(r"[-a-zA-Z0-9_.%#:;!+ \t\n\r\f]*")
+# separated by whitespace, and the colour functions ``rgb()``/``rgba()``/``hsl()``/``hsla()`` (any
+# case) of those values, commas and ``/`` (most of the texts left to tinycss2 were colours). For
+# those the tokens are built here (``_simple_declarations``), the same tokens tinycss2 gives
+# (``FunctionBlock`` with its whitespace and literal arguments); anything else (other functions,
+# nested ones, ``url(``, strings, escapes, comments, commas outside a colour, blocks, at-rules,
+# ``!`` other than ``!important``, non-ASCII) goes to tinycss2, which is pure Python and was most
+# of a matched rule's cost.
+_SIMPLE_TEXT = re.compile(r"[-a-zA-Z0-9_.%#:;!+(),/ \t\n\r\f]*")
 _SIMPLE_PART = re.compile(r"(-?[a-zA-Z_][-a-zA-Z0-9_]*)[ \t\n\r\f]*:[ \t\n\r\f]*(.*?)"
                           r"[ \t\n\r\f]*(![ \t\n\r\f]*important)?[ \t\n\r\f]*", re.DOTALL | re.IGNORECASE)
 _CSS_SPACE = re.compile(r"[ \t\n\r\f]+")
@@ -219,12 +223,19 @@ _SIMPLE_IDENT = re.compile(r"-?[a-zA-Z_][-a-zA-Z0-9_]*")
 # tinycss2's number (its tokenizer's ``_NUMBER_RE``), then a unit that is a plain identifier or ``%``
 _SIMPLE_NUMBER = re.compile(r"([-+]?([0-9]*\.)?[0-9]+([eE][+-]?[0-9]+)?)(%|[a-zA-Z_][-a-zA-Z0-9_]*)?")
 _SIMPLE_HASH = re.compile(r"#([a-zA-Z_][-a-zA-Z0-9_]*|[-a-zA-Z0-9_]+)")
+# a value with a colour function: pieces separated by whitespace, each a colour function whose
+# arguments hold no parenthesis, or a run without parenthesis or whitespace (``_simple_token``
+# decides it; ``rgb(0 0 0)red`` and ``1pxrgb(…)`` do not match and go to tinycss2)
+_SIMPLE_PIECE = r"(?:[rR][gG][bB][aA]?|[hH][sS][lL][aA]?)\([^()]*\)|[^ \t\n\r\f()]+"
+_SIMPLE_VALUE = re.compile(rf"(?:{_SIMPLE_PIECE})(?:[ \t\n\r\f]+(?:{_SIMPLE_PIECE}))*")
+_SIMPLE_PIECES = re.compile(_SIMPLE_PIECE)
+_ARGUMENT_SPLIT = re.compile(r"([ \t\n\r\f]+|[,/])")
 
 
 def _simple_declarations(text: str) -> dict[str, tuple[list, bool]] | None:
     """``{lower-cased name: (tokens, important)}`` as tinycss2 reads ``text``, for the simple
     shapes above; None for any other text (tinycss2 reads it)."""
-    if not _SIMPLE_TEXT.fullmatch(text):
+    if not _SIMPLE_TEXT.fullmatch(text) or "/*" in text:
         return None
     values: dict[str, tuple[list, bool]] = {}
     for part in text.split(";"):
@@ -236,13 +247,38 @@ def _simple_declarations(text: str) -> dict[str, tuple[list, bool]] | None:
         name, value, important = m.groups()
         tokens = []
         if value:
-            for piece in _CSS_SPACE.split(value):
-                token = _simple_token(piece)
+            if "(" in value or ")" in value:
+                if not _SIMPLE_VALUE.fullmatch(value):
+                    return None
+                pieces = _SIMPLE_PIECES.findall(value)
+            else:
+                pieces = _CSS_SPACE.split(value)
+            for piece in pieces:
+                token = _simple_function(piece) if piece[-1] == ")" else _simple_token(piece)
                 if token is None:
                     return None
                 tokens.append(token)
         values[name.lower()] = (tokens, important is not None)
     return values
+
+
+def _simple_function(piece: str):  # noqa: ANN202 — a tinycss2 FunctionBlock or None
+    """``rgb(…)`` and its kin as tinycss2 reads them: the arguments' whitespace runs (its newline
+    normalisation applied), ``,`` and ``/`` literals, and simple tokens between them."""
+    name, _, inner = piece[:-1].partition("(")
+    arguments = []
+    for i, part in enumerate(_ARGUMENT_SPLIT.split(inner)):
+        if i % 2:  # a separator
+            if part in ",/":
+                arguments.append(LiteralToken(1, 1, part))
+            else:
+                arguments.append(WhitespaceToken(1, 1, part.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")))
+        elif part:
+            token = _simple_token(part)
+            if token is None:
+                return None
+            arguments.append(token)
+    return FunctionBlock(1, 1, name, arguments)
 
 
 def _simple_token(piece: str):  # noqa: ANN202 — a tinycss2 token or None
