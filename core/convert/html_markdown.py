@@ -114,6 +114,11 @@ def _native_converter() -> Callable[[str, str | None], str] | None:
         if fields.get("base_url") is not None or fields.get("visitor") is not None:
             return None
         native.ConversionOptions(**fields)  # the binding takes back what it gave
+        # and converts as the public API does (a version whose binding takes other arguments, or
+        # converts differently, is caught here at import, not on the first page)
+        sample = "<h2>T</h2><p>a <a href='/x'>b</a> <em>c</em></p><ul><li>d</li></ul><pre><code>e</code></pre>"
+        if native.convert(html=sample, options=plain, visitor=None).content != h2m.convert(sample, _PLAIN_OPTIONS).content:
+            return None
     except Exception:  # another layout of the package: the public API
         return None
 

@@ -130,6 +130,23 @@ def test_the_prebuilt_options_convert_as_the_public_api(url):
     assert html_markdown._NATIVE(fragment, url) == (h2m.convert(fragment, html_markdown._options(url)).content or "")
 
 
+@pytest.mark.skipif(html_markdown._NATIVE is None, reason="this html-to-markdown lays out its binding differently")
+@pytest.mark.parametrize("binding", ["converts differently", "takes other arguments"])
+def test_a_binding_that_does_not_convert_as_the_public_api_is_not_used(monkeypatch, binding):
+    from html_to_markdown import _html_to_markdown as native
+
+    if binding == "takes other arguments":
+        def other(**kwargs):  # noqa: ANN003, ANN202
+            raise TypeError("convert() got an unexpected keyword argument 'visitor'")
+
+        monkeypatch.setattr(native, "convert", other)
+    else:  # the public API goes its own way (it calls the same binding, so it is the one changed here)
+        public = h2m.convert
+        monkeypatch.setattr(h2m, "convert", lambda html, options: type("R", (), {
+            "content": public(html, options).content + "x"})())
+    assert html_markdown._native_converter() is None
+
+
 def test_the_served_path_keeps_nul_and_bom_pages():
     page = "<html><body><main>" + "<p>word\x00s and more words here</p>" * 20 + "</main></body></html>"
     out = to_markdown(page.encode(), "text/html; charset=utf-8", "https://example.com/")
