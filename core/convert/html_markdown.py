@@ -28,13 +28,17 @@ No per-site rules. The numeric knobs live in ``html_main_content.Tuning``.
 Why, measured by ``bench/extract_quality.py`` (one run, every candidate in its own process;
 docs/benchmarks.md has the tables). Numbers are **cross-validated**: 5 folds by registered
 domain on WCXB dev, the block model trained on 4 folds and scored on the 5th; the readability
-corpus is a second check never trained on — mean word F1 / precision / ``with`` snippets /
-median ms (2-core box at load 3-9):
+corpus is a second check never trained on — mean word F1 / precision / ``with`` snippets, as
+served (hidden-content removal, then the steps above):
 
-    WCXB dev, 1,358 pages        webshelf 0.843 / 0.831 / 0.869 / 15.2 ms
-                                 rules only (steps 1-3, 5) 0.839 / 0.818 / 0.877 / 10.2 ms
-                                 trafilatura 0.816 / 0.849 / 0.805 / 95.7 ms
-    readability, 130 pages       webshelf 0.938 / 0.932, trafilatura 0.928 / 0.948
+    WCXB dev, 1,358 pages        webshelf 0.842 / 0.844 / 0.854 (this module alone: F1 0.846)
+                                 rules only (steps 1-3, 5; earlier run) 0.839 / 0.818 / 0.877
+                                 trafilatura 0.816 / 0.849 / 0.805
+    readability, 130 pages       webshelf 0.948 / 0.948, trafilatura 0.928 / 0.948
+
+Speed, interleaved page by page with trafilatura (bench/convert_cost.py, cold sheet memo): the
+served median is 0.285 of trafilatura's on all WCXB dev pages and 0.394 on the first 200 (issue
+14 asks ≤ 0.25; docs/benchmarks.md "Session 7" says where the time goes).
 
 Rules win on recall (an agent can skip a menu, it cannot read what was dropped) but lose on
 precision on pages unlike WCXB (issue 14: menus, teasers, comment widgets inside the container).
