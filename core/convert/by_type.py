@@ -274,8 +274,7 @@ def _convert(body: bytes, content_type_header: str | None, url: str, bounds: Bou
                 converted = html_to_markdown(html, url, prepare=drop_hidden_in, huge=True, encoding=encoding, out=out)
             return Converted("", converted.title, ctype, spool)
         # one parse: hidden removal in the same tree
-        converted = html_to_markdown(html, url, prepare=drop_hidden_in, huge=huge, encoding=encoding,
-                                     utf8=None if huge else utf8)
+        converted = html_to_markdown(html, url, prepare=drop_hidden_in, huge=huge, encoding=encoding, utf8=utf8)
         return Converted(converted.markdown, converted.title, ctype)
     if mtype in VAGUE_TYPES and (binary := sniff_binary(body)):
         raise unsupported(f"{mtype or 'unknown'} (the body looks like {binary})", url)

@@ -52,9 +52,9 @@ class Tuning:
 DEFAULT = Tuning()
 
 # Never content: removed everywhere, before anything else looks at the tree.
-_JUNK_TAGS = ("script, style, template, svg, iframe, object, embed, canvas, link, meta, "
-              "button, input, select, textarea, dialog")
-_JUNK_TAG_LIST = [tag.strip() for tag in _JUNK_TAGS.split(",")]
+_JUNK_TAG_LIST = ["script", "style", "template", "svg", "iframe", "object", "embed", "canvas", "link", "meta",
+                  "button", "input", "select", "textarea", "dialog"]
+_JUNK_TAGS = ", ".join(_JUNK_TAG_LIST)  # the same as one selector list
 # Hidden now; dropped unless that would drop most of the page (streamed SSR pages keep their
 # content in hidden placeholders that a script reveals).
 _HIDDEN = ("[hidden], [aria-hidden=true], [style*='display:none' i], [style*='display: none' i], "
@@ -62,11 +62,11 @@ _HIDDEN = ("[hidden], [aria-hidden=true], [style*='display:none' i], [style*='di
 
 # Page chrome by HTML semantics. header/footer only count as chrome outside the content element
 # (inside an <article> a <header> holds the title and byline).
-_CHROME = ("nav, aside, [role=navigation], [role=banner], [role=contentinfo], "
-           "[role=complementary], [role=search], [role=menu], [role=menubar], [role=dialog], "
-           "[role=alertdialog], [role=tooltip]")
-_CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search", "menu",
-                           "menubar", "dialog", "alertdialog", "tooltip"})
+_CHROME_ROLES = ("navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar", "dialog",
+                 "alertdialog", "tooltip")
+# the same as one selector list (what ``_chrome`` answers)
+_CHROME = ", ".join(["nav", "aside", *(f"[role={role}]" for role in _CHROME_ROLES)])
+_CHROME_ROLE_SET = frozenset(_CHROME_ROLES)
 _SITE_HEADER_FOOTER = "header, footer"
 
 # Generic boilerplate words in class/id. A rough regex finds candidates; the word must then be
@@ -218,7 +218,7 @@ def _chrome(body: LexborNode) -> list[LexborNode]:
         if key == last:
             continue
         last = key
-        count = (node.tag in ("nav", "aside")) + (node.attrs.get("role") in _CHROME_ROLES)
+        count = (node.tag in ("nav", "aside")) + (node.attrs.get("role") in _CHROME_ROLE_SET)
         out.extend([node] * count)
     return out
 
