@@ -39,6 +39,9 @@ What it does:
   floor: Python + page reading);
 - for webshelf: the share of pages whose stored Markdown has only balanced code fences,
   checked with markdown-it-py (CommonMark).
+- ``--rs-python PYTHON``: rs-trafilatura (the extractor WCXB's author reports best on WCXB) in a
+  CPython 3.12 that has it installed (its only wheels), Markdown and text output, each in its own
+  process (``bench/rs_trafilatura_worker.py``), scored here like the rest.
 
 Markdown syntax is stripped from every candidate's output before scoring (``#``, ``*``, ``_``,
 backticks, table pipes, list and quote markers, ``[text](url)`` → text; images dropped whole).
@@ -423,6 +426,34 @@ def run_worker(name: str, corpus: str, descs: list[dict], tuning: dict | None) -
     return {"rows": rows, "peak_rss_mb": rss_kb / 1024}
 
 
+RS = "rs-trafilatura ({mode})"  # bench/rs_trafilatura_worker.py under ``--rs-python``
+
+
+def _page_file(corpus: str, desc: dict) -> Path:
+    if corpus == "wcxb":
+        return WCXB / "html" / f"{desc['id']}.html.gz"
+    return READABILITY / desc["id"] / "source.html.gz"
+
+
+def spawn_rs(python: str, mode: str, corpus: str, descs: list[dict]) -> dict:
+    """rs-trafilatura in the interpreter ``python`` (its wheels are CPython 3.12 only), scored here
+    like every candidate: the worker only extracts and times; the pages' references are read in
+    this process."""
+    with tempfile.TemporaryDirectory() as tmp:
+        spec, out = Path(tmp) / "spec.json", Path(tmp) / "out.json"
+        pages = [{"id": d["id"], "url": d["url"], "path": str(_page_file(corpus, d))} for d in descs]
+        spec.write_text(json.dumps({"mode": mode, "pages": pages}))
+        subprocess.run([python, str(ROOT / "bench" / "rs_trafilatura_worker.py"), str(spec), str(out)], check=True)
+        result = json.loads(out.read_text())
+    rows = []
+    for desc in descs:
+        page, done = load_page(corpus, desc), result["outputs"][desc["id"]]
+        row = score(done["text"], page, check_fences=False)
+        row["ms"] = done["ms"]
+        rows.append(row)
+    return {"rows": rows, "peak_rss_mb": result["peak_rss_mb"]}
+
+
 def spawn(name: str, corpus: str, descs: list[dict], tuning: dict | None = None) -> dict:
     """Run one candidate in a fresh process (its own peak RSS, no state shared between them)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -534,6 +565,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="git revision whose block classifier code is 'previous main'")
     parser.add_argument("--previous-models", type=Path, default=PREVIOUS_MODELS,
                         help="that code's fold models and model.json (its bench/train_blocks.py output)")
+    parser.add_argument("--rs-python", metavar="PYTHON",
+                        help="a CPython 3.12 with rs-trafilatura installed: also score it (markdown and text output)")
     parser.add_argument("--json", metavar="OUT", help="write summaries and per-page rows as JSON")
     parser.add_argument("--worker", nargs=2, metavar=("SPEC", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -569,6 +602,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{corpus}] {name} …", file=sys.stderr, flush=True)
             result = spawn(name, corpus, descs)
             label = f"{name} (defaults, in-sample)" if name == OURS and corpus == "wcxb" else name
+            results[corpus][label] = by_type(result["rows"], result)
+            dump.setdefault("rows", {}).setdefault(corpus, {})[label] = result["rows"]
+        for mode in ("markdown", "text") if args.rs_python else ():
+            label = RS.format(mode=mode)
+            print(f"[{corpus}] {label} ({args.rs_python}) …", file=sys.stderr, flush=True)
+            result = spawn_rs(args.rs_python, mode, corpus, descs)
             results[corpus][label] = by_type(result["rows"], result)
             dump.setdefault("rows", {}).setdefault(corpus, {})[label] = result["rows"]
 
