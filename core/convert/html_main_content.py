@@ -152,7 +152,10 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2) 
     # _NAME_KEEPS is _KEEPS plus h1: the tag loops removed no keeper of _KEEPS (nor, so, any
     # ancestor of one), so its holders stand and only the h1s' are added.
     holders = _holders(body, "h1", holders)
-    for node in body.css("[class], [id]"):
+    # Lexbor lists a node once per selector of a list it matches: one with both a class and an id
+    # came twice, and its comment section counted twice against the rest of the page (a thread
+    # under an article stayed whenever it was over a third of the page: readability's pixnet).
+    for node in _once(body.css("[class], [id]")):
         name = f"{node.attrs.get('class') or ''} {node.id or ''}"
         kind = _classify(name)
         if kind == "comment":
@@ -160,6 +163,12 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2) 
         elif kind == "boiler" and _removable(node, total, _NAME_KEEPS, holders):
             node.remove()
     _drop_comments(body, comments, comment_share)
+
+
+def _once(nodes: list[LexborNode]) -> list[LexborNode]:
+    """``nodes`` in their order, each node once (by its Lexbor address)."""
+    seen: set[int] = set()
+    return [n for n in nodes if not (n.mem_id in seen or seen.add(n.mem_id))]
 
 
 def _drop_comments(body: LexborNode, comments: list[LexborNode], share: float) -> None:
