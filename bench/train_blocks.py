@@ -86,7 +86,7 @@ def page_blocks(desc: dict) -> dict:
         if SERVED:  # what the local backend's converter sees: hidden content already gone
             # (a module global, not an argument: pool.map's workers inherit it by fork)
             drop_hidden_in(tree, page["html"])
-        node = container(tree)
+        node = container(tree, url=desc.get("url"))  # as served: a thread's replies stay
     except Exception:  # noqa: BLE001 - a page the pipeline cannot handle is skipped
         node = None
     if node is None:

@@ -28,6 +28,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from webshelf.core.convert.blocks.model import load, select
 from webshelf.core.convert.html_code import contains
 from webshelf.core.convert.html_density import Lengths, drop_link_blocks, narrow, text_len
+from webshelf.core.convert.thread_url import is_thread_url
 
 
 @dataclass(frozen=True)
@@ -118,8 +119,10 @@ def _has_ancestor(node: LexborNode, tags: tuple[str, ...]) -> bool:
     return False
 
 
-def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2) -> None:
-    """Remove scripts, hidden elements and page chrome from ``body`` in place."""
+def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, thread: bool = False) -> None:
+    """Remove scripts, hidden elements and page chrome from ``body`` in place. On a discussion
+    thread (``thread``: core/convert/thread_url.py) the elements named like comments are the
+    replies, the content, and stay."""
     # remove() detaches without freeing, so nodes already listed stay safe to inspect.
     # Junk goes by tag name in C (one lexbor tag lookup per name, no node handed to Python):
     # what is left is the tree minus every subtree rooted at a junk element, whatever the order.
@@ -162,7 +165,8 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2) 
             comments.append(node)
         elif kind == "boiler" and _removable(node, total, _NAME_KEEPS, holders):
             node.remove()
-    _drop_comments(body, comments, comment_share)
+    if not thread:
+        _drop_comments(body, comments, comment_share)
 
 
 def _once(nodes: list[LexborNode]) -> list[LexborNode]:
@@ -263,21 +267,22 @@ def _descend(node: LexborNode, share: float = 0.7) -> LexborNode:
     return node
 
 
-def main_content(tree: LexborHTMLParser, tuning: Tuning = DEFAULT) -> LexborNode | None:
+def main_content(tree: LexborHTMLParser, tuning: Tuning = DEFAULT, url: str | None = None) -> LexborNode | None:
     """Prune ``tree`` and return the element holding the page's main content, with link-dense
     blocks (``core.convert.html_density``) removed, narrowed by the learned classifier's block
-    scores and without the blocks it scores as boilerplate (``core.convert.blocks.model.select``)."""
-    node = container(tree, tuning)
+    scores and without the blocks it scores as boilerplate (``core.convert.blocks.model.select``).
+    ``url`` is the page's, if known (a discussion thread keeps its replies: ``prune``)."""
+    node = container(tree, tuning, url)
     if node is not None and tuning.block_model != "off":
         node = select(node, load(tuning.block_model), tuning.block_threshold)
     return node
 
 
-def container(tree: LexborHTMLParser, tuning: Tuning = DEFAULT) -> LexborNode | None:
+def container(tree: LexborHTMLParser, tuning: Tuning = DEFAULT, url: str | None = None) -> LexborNode | None:
     """The rule-based part: prune, pick the container, narrow it, drop link-dense blocks.
     ``bench/train_blocks.py`` learns the block classifier on what this returns."""
     lengths = Lengths()  # measured after pruning; nothing changes the tree until drop_link_blocks
-    node = _container(tree, tuning, lengths)
+    node = _container(tree, tuning, lengths, url)
     if node is not None and node.tag not in ("html", "body"):
         node = narrow(node, tuning.narrow_share, lengths)
     if node is not None:
@@ -285,11 +290,12 @@ def container(tree: LexborHTMLParser, tuning: Tuning = DEFAULT) -> LexborNode | 
     return node
 
 
-def _container(tree: LexborHTMLParser, tuning: Tuning, lengths: Lengths | None = None) -> LexborNode | None:
+def _container(tree: LexborHTMLParser, tuning: Tuning, lengths: Lengths | None = None,
+               url: str | None = None) -> LexborNode | None:
     body = tree.body or tree.root
     if body is None:
         return None
-    prune(tree, body, tuning.comment_min_share)
+    prune(tree, body, tuning.comment_min_share, is_thread_url(url))
     measure = lengths.text if lengths is not None else _text_len
     total = measure(body)
     if not total:

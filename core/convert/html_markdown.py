@@ -5,7 +5,8 @@ Python decisions per page:
 
 1. prune page chrome (``core.convert.html_main_content``): scripts, hidden elements, ``nav`` /
    ``aside`` / ARIA landmarks, site header/footer, class/id tokens that start or end with a
-   boilerplate word, reader comments when the page has ≥ 10% other text;
+   boilerplate word, reader comments when the page has ≥ 10% other text — except on a discussion
+   thread's URL (``core.convert.thread_url``), whose replies named like comments are the content;
 2. pick the container: ``main`` / ``article`` / ``role=main`` (the common ancestor of several
    articles for threads and listings), else a text-density descent;
 3. link density (``core.convert.html_density``): narrow a ``<main>`` to the single inner article
@@ -305,7 +306,7 @@ def html_to_markdown(html: str | bytes, url: str | None = None, *, tuning: Tunin
         title = _title(tree)
         h1 = tree.css_first("h1")
         h1_text = _clean_text(h1.text(deep=True)) if h1 is not None else None
-        node = main_content(tree, tuning)
+        node = main_content(tree, tuning, url)
         if node is not None:
             _polish(node)
         fragment = node.html if node is not None else ""
