@@ -95,13 +95,22 @@ class Lengths:
         forget_links(node.mem_id, None)
 
 
+def unique(nodes: list[LexborNode]) -> list[LexborNode]:
+    """``nodes`` in their order, each node once (by its Lexbor address). Lexbor lists a node once
+    per selector of a list it matches: ``<main role="main">`` comes twice from
+    ``"[role=main], main"``."""
+    seen: set[int] = set()
+    return [n for n in nodes if not (n.mem_id in seen or seen.add(n.mem_id))]
+
+
 def narrow(node: LexborNode, share: float, lengths: Lengths | None = None) -> LexborNode:
     """The single inner article-like element that holds ≥ ``share`` of ``node``'s non-link
     text, else ``node``. Several similar articles (a thread, a listing) keep ``node``.
     ``lengths``: a memo shared with the caller (read-only here)."""
     if share >= 1.0:
         return node
-    inner = [n for n in node.css(_ARTICLE) if n.mem_id != node.mem_id]
+    # each once: listed twice, an article would be its own rival and never chosen
+    inner = [n for n in unique(node.css(_ARTICLE)) if n.mem_id != node.mem_id]
     if not inner:
         return node
     lengths = lengths if lengths is not None else Lengths()

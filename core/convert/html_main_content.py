@@ -27,7 +27,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from webshelf.core.convert.blocks.model import load, select
 from webshelf.core.convert.html_code import contains
-from webshelf.core.convert.html_density import Lengths, drop_link_blocks, narrow, text_len
+from webshelf.core.convert.html_density import Lengths, drop_link_blocks, narrow, text_len, unique
 from webshelf.core.convert.thread_url import is_thread_url
 
 
@@ -158,7 +158,7 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, 
     # Lexbor lists a node once per selector of a list it matches: one with both a class and an id
     # came twice, and its comment section counted twice against the rest of the page (a thread
     # under an article stayed whenever it was over a third of the page: readability's pixnet).
-    for node in _once(body.css("[class], [id]")):
+    for node in unique(body.css("[class], [id]")):
         name = f"{node.attrs.get('class') or ''} {node.id or ''}"
         kind = _classify(name)
         if kind == "comment":
@@ -167,12 +167,6 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, 
             node.remove()
     if not thread:
         _drop_comments(body, comments, comment_share)
-
-
-def _once(nodes: list[LexborNode]) -> list[LexborNode]:
-    """``nodes`` in their order, each node once (by its Lexbor address)."""
-    seen: set[int] = set()
-    return [n for n in nodes if not (n.mem_id in seen or seen.add(n.mem_id))]
 
 
 def _drop_comments(body: LexborNode, comments: list[LexborNode], share: float) -> None:
