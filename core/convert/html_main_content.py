@@ -161,12 +161,25 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, 
     for node in unique(body.css("[class], [id]")):
         name = f"{node.attrs.get('class') or ''} {node.id or ''}"
         kind = _classify(name)
+        if kind is not None and _in_code(node):
+            continue  # a highlighter's token (hljs-comment, Prism's "token comment", Pygments' sr): code
         if kind == "comment":
             comments.append(node)
         elif kind == "boiler" and _removable(node, total, _NAME_KEEPS, holders):
             node.remove()
     if not thread:
         _drop_comments(body, comments, comment_share)
+
+
+def _in_code(node: LexborNode) -> bool:
+    """``node`` is a ``<pre>`` or ``<code>`` or inside one: its class names are a syntax
+    highlighter's (``hljs-comment``, Prism's ``token comment``, Pygments' ``sr`` for a regex),
+    not page chrome, and its text is the code (issue 14: a code block must come out whole)."""
+    while node is not None:
+        if node.tag in ("pre", "code"):
+            return True
+        node = node.parent
+    return False
 
 
 def _drop_comments(body: LexborNode, comments: list[LexborNode], share: float) -> None:
