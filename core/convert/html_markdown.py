@@ -60,7 +60,7 @@ from dataclasses import dataclass
 import html_to_markdown as h2m
 from selectolax.lexbor import LexborHTMLParser
 
-from webshelf.core.convert.html_code import normalise_code_blocks
+from webshelf.core.convert.html_code import normalise_code_blocks, squeeze_blanks
 from webshelf.core.convert.html_huge import convert_huge
 from webshelf.core.convert.html_tables import unwrap_layout_tables
 from webshelf.core.convert.html_main_content import DEFAULT, Tuning, main_content
@@ -242,7 +242,7 @@ def _whole_page(html: str, url: str | None, prepare: Prepare | None = None, utf8
 
 
 def _tidy(markdown: str) -> str:
-    markdown = _BLANKS.sub("\n\n", _dedupe(markdown)).strip()
+    markdown = squeeze_blanks(_dedupe(markdown)).strip()
     return markdown + "\n" if markdown else ""
 
 
