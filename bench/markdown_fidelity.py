@@ -142,6 +142,7 @@ class Reference:
     layout_tables: int
     first_paragraph: str | None
     last_pre: str | None  # normalised text of a <pre> that ends the content
+    h1: str | None  # the content's own first <h1> text
 
 
 def reference(content_html: str, is_layout) -> Reference:  # noqa: ANN001 — html_tables.is_layout
@@ -180,7 +181,8 @@ def reference(content_html: str, is_layout) -> Reference:  # noqa: ANN001 — ht
         tail = pres[-1][1]
         if tail and text_all.endswith(tail[-200:]):
             last_pre = tail
-    return Reference(pres, levels, in_li, data, layout, first, last_pre)
+    own = next((norm(h.text(deep=True)) for h in root.css("h1") if norm(h.text(deep=True))), None)
+    return Reference(pres, levels, in_li, data, layout, first, last_pre, own)
 
 
 # ---------------------------------------------------------------- the output side
@@ -234,9 +236,14 @@ def output(markdown: str) -> Output:
     return Output(fences, levels, outline, tables, bad, text, first_line)
 
 
+_LINK = re.compile(r"!?\[([^\]]*)\]\((?:[^()]|\([^)]*\))*\)")
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
 def _unmark(text: str) -> str:
-    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    return norm(re.sub(r"[*_`#\\¶]", "", text)).lower()
+    """Text compared across HTML and Markdown: links reduced to their text, then only letters and
+    digits, lower-cased (an ``<h1>`` of two spans reads "(US)Your" in the DOM, "(US) Your" out)."""
+    return _NOT_WORD.sub("", _LINK.sub(r"\1", text)).lower()
 
 
 # ---------------------------------------------------------------- counting
@@ -305,6 +312,7 @@ def count(tally: Tally, page: str, ref: Reference, out: Output, h1: str | None, 
         c("miss pages pipe tables != data tables", 1, page)
     first_heading = next((t for _, t in out.outline), "")
     have = [h for h in (_unmark(first_heading), _unmark(out.first_line)) if h]
+    h1 = ref.h1 or h1  # the content's own title heading, else the page's first <h1> (which the converter adds)
     if h1:
         c("pages with h1")
         if any(_unmark(h1) in h for h in have):

@@ -51,6 +51,7 @@ the container (listing pages, whose items look like teasers).
 
 from __future__ import annotations
 
+from html import escape as _escape
 import re
 from collections.abc import Callable
 from itertools import groupby
@@ -160,10 +161,40 @@ def _title(tree: LexborHTMLParser) -> str | None:
 _PERMALINK_TEXT = frozenset({"", "¶", "#", "§", "🔗", "link", "permalink"})
 
 
+_HEADING_IN_LINK = "a h1, a h2, a h3, a h4, a h5, a h6"
+
+
+def _lift_headings_out_of_links(node) -> int:
+    """A link wrapping a heading (a card: ``<a href><h3>Title</h3><p>teaser</p></a>``) becomes
+    the heading with the link inside it (``### [Title](href)``) followed by the rest, unlinked.
+
+    Why: Markdown has no block inside a link, so the converter flattened the card into one link
+    line and the heading was lost — 2.4% of the h2-h6 in the chosen content of WCXB dev, and 131
+    headings in list items the footer outline could not list (bench/markdown_fidelity.py)."""
+    lifted = 0
+    for heading in node.css(_HEADING_IN_LINK):
+        link = heading.parent
+        while link is not None and link.tag != "a":
+            link = link.parent
+        if link is None or link.parent is None or heading.css_first("a") is not None:
+            continue
+        href = link.attributes.get("href")
+        if href is not None:
+            inner = heading.inner_html or ""
+            title = link.attributes.get("title")
+            extra = f' title="{_escape(title, quote=True)}"' if title else ""
+            heading.inner_html = f'<a href="{_escape(href, quote=True)}"{extra}>{inner}</a>'
+        link.unwrap()
+        lifted += 1
+    return lifted
+
+
 def _polish(node) -> None:
     """Small fixes on the chosen subtree before conversion: drop heading permalinks ("¶"),
-    make every ``<pre>`` one clean code block with its language (``core.convert.html_code``),
-    turn layout tables into text blocks (``core.convert.html_tables``)."""
+    lift headings out of the links around them, make every ``<pre>`` one clean code block with
+    its language (``core.convert.html_code``), turn layout tables into text blocks
+    (``core.convert.html_tables``)."""
+    _lift_headings_out_of_links(node)
     for a in node.css("h1 a[href^='#'], h2 a[href^='#'], h3 a[href^='#'], h4 a[href^='#'], "
                       "h5 a[href^='#'], h6 a[href^='#'], dt a[href^='#'], a.headerlink"):
         if a.text(deep=True, strip=True).lower() in _PERMALINK_TEXT and a.css_first("img") is None:
