@@ -161,40 +161,46 @@ def _title(tree: LexborHTMLParser) -> str | None:
 _PERMALINK_TEXT = frozenset({"", "¶", "#", "§", "🔗", "link", "permalink"})
 
 
-_HEADING_IN_LINK = "a h1, a h2, a h3, a h4, a h5, a h6"
+# Inline elements the converter renders around their content: a heading inside one comes out as
+# "**## Title**" (b, strong, em, i, s, del, strike, mark, q, code) or as link text (a).
+_WRAPPERS = ("a", "b", "strong", "em", "i", "s", "del", "strike", "mark", "q", "code")
+_HEADING_IN_INLINE = ", ".join(f"{w} h{n}" for w in _WRAPPERS for n in range(1, 7))
 
 
-def _lift_headings_out_of_links(node) -> int:
-    """A link wrapping a heading (a card: ``<a href><h3>Title</h3><p>teaser</p></a>``) becomes
-    the heading with the link inside it (``### [Title](href)``) followed by the rest, unlinked.
+def _lift_headings_out_of_inline(node) -> int:
+    """A heading inside an inline element keeps its level: a link around it (a card:
+    ``<a href><h3>Title</h3><p>teaser</p></a>``) moves inside the heading (``### [Title](href)``,
+    the rest of the card unlinked); bold, italic, strike-through, mark, quote or code around it
+    are dropped (the heading is emphasis enough).
 
-    Why: Markdown has no block inside a link, so the converter flattened the card into one link
-    line and the heading was lost — 2.4% of the h2-h6 in the chosen content of WCXB dev, and 131
-    headings in list items the footer outline could not list (bench/markdown_fidelity.py)."""
+    Why: Markdown has no block inside an inline, so the converter flattened a card into one link
+    line and wrote ``**## Title**`` for a bold-wrapped heading — neither is a heading. On WCXB
+    dev that lost 2.4% of the h2-h6 in the chosen content, and 123 headings in list items that
+    the footer outline could not list (bench/markdown_fidelity.py)."""
     lifted = 0
-    for heading in node.css(_HEADING_IN_LINK):
-        link = heading.parent
-        while link is not None and link.tag != "a":
-            link = link.parent
-        if link is None or link.parent is None or heading.css_first("a") is not None:
-            continue
-        href = link.attributes.get("href")
-        if href is not None:
-            inner = heading.inner_html or ""
-            title = link.attributes.get("title")
-            extra = f' title="{_escape(title, quote=True)}"' if title else ""
-            heading.inner_html = f'<a href="{_escape(href, quote=True)}"{extra}>{inner}</a>'
-        link.unwrap()
-        lifted += 1
+    for heading in node.css(_HEADING_IN_INLINE):
+        up = heading.parent
+        while up is not None and up.mem_id != node.mem_id and up.tag != "pre":
+            above = up.parent
+            if up.tag in _WRAPPERS and above is not None:
+                if up.tag == "a":
+                    href = up.attributes.get("href")
+                    if href is not None and heading.css_first("a") is None:
+                        title = up.attributes.get("title")
+                        extra = f' title="{_escape(title, quote=True)}"' if title else ""
+                        heading.inner_html = f'<a href="{_escape(href, quote=True)}"{extra}>{heading.inner_html or ""}</a>'
+                up.unwrap()
+                lifted += 1
+            up = above
     return lifted
 
 
 def _polish(node) -> None:
     """Small fixes on the chosen subtree before conversion: drop heading permalinks ("¶"),
-    lift headings out of the links around them, make every ``<pre>`` one clean code block with
+    lift headings out of the links and emphasis around them, make every ``<pre>`` one clean code block with
     its language (``core.convert.html_code``), turn layout tables into text blocks
     (``core.convert.html_tables``)."""
-    _lift_headings_out_of_links(node)
+    _lift_headings_out_of_inline(node)
     for a in node.css("h1 a[href^='#'], h2 a[href^='#'], h3 a[href^='#'], h4 a[href^='#'], "
                       "h5 a[href^='#'], h6 a[href^='#'], dt a[href^='#'], a.headerlink"):
         if a.text(deep=True, strip=True).lower() in _PERMALINK_TEXT and a.css_first("img") is None:
@@ -241,19 +247,36 @@ def _dedupe(markdown: str) -> str:
     for repeated, run in groupby(map(bool, repeat)):
         end = at + sum(1 for _ in run)
         if repeated and len(set(keys[at:end])) >= _DEDUPE_RUN:
-            dropped.append((at, end))
+            dropped.append((at, end, any(map(_prose, keys[at:end]))))
         at = end
     if not dropped:
         return markdown  # ("\n\n".join of its split)
     out, at = [], 0
-    for start, end in dropped:
+    for start, end, copy in dropped:
         out.extend(blocks[at:start])
+        if not copy:  # structure repeated under every item: its headings stay, the rest goes
+            out.extend(block for block in blocks[start:end] if block.lstrip().startswith("#"))
         at = end
     out.extend(blocks[at:])
     return "\n\n".join(out)
 
 
 _DEDUPE_RUN = 3
+_MARKUP_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+
+
+def _prose(block: str) -> bool:
+    """A block of running text (not a heading, not an image or a short label): ≥ 8 words.
+
+    Why: a section copy repeats the article's text, and goes whole; a run of repeated headings,
+    icons and labels with no prose ("### Pros & Cons", the same toggle icon twice, "#### Pros"
+    under every item of a review list; a forum's "##### Full Member / Joined / Messages" under
+    each post) is page structure: its icons and labels go, its headings stay — dropping them
+    took 410 headings from WCXB dev pages, ~150 of them in real double renders
+    (bench/markdown_fidelity.py)."""
+    if block.startswith("#"):
+        return False
+    return len(_MARKUP_LINK.sub(r"\1", block).split()) >= 8
 
 
 _TOO_SHORT = 200
