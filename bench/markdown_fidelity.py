@@ -105,6 +105,10 @@ def pre_text(pre: LexborNode) -> str:
             gutter.remove()
     for br in node.css("br"):
         br.replace_with("\n")
+    if "\n" not in node.text(deep=True):  # one block per line (<div>s, no newline characters)
+        for line in node.css("div, p, li, tr"):
+            if line.css_first("div, p, li, tr") is None:
+                line.insert_after("\n")
     return node.text(deep=True)
 
 

@@ -162,8 +162,9 @@ _PERMALINK_TEXT = frozenset({"", "¶", "#", "§", "🔗", "link", "permalink"})
 
 
 # Inline elements the converter renders around their content: a heading inside one comes out as
-# "**## Title**" (b, strong, em, i, s, del, strike, mark, q, code) or as link text (a).
-_WRAPPERS = ("a", "b", "strong", "em", "i", "s", "del", "strike", "mark", "q", "code")
+# "**## Title**" (b, strong, em, i, s, del, strike, mark, q, code; a disclosure summary, a legend,
+# a figure caption) or as link text (a).
+_WRAPPERS = ("a", "b", "strong", "em", "i", "s", "del", "strike", "mark", "q", "code", "summary", "legend", "figcaption")
 _HEADING_IN_INLINE = ", ".join(f"{w} h{n}" for w in _WRAPPERS for n in range(1, 7))
 
 
@@ -171,10 +172,12 @@ def _lift_headings_out_of_inline(node) -> int:
     """A heading inside an inline element keeps its level: a link around it (a card:
     ``<a href><h3>Title</h3><p>teaser</p></a>``) moves inside the heading (``### [Title](href)``,
     the rest of the card unlinked); bold, italic, strike-through, mark, quote or code around it
-    are dropped (the heading is emphasis enough).
+    are dropped (the heading is emphasis enough), and so is a disclosure ``<summary>``, a
+    ``<legend>`` or a ``<figcaption>`` holding it (an accordion's section titles).
 
     Why: Markdown has no block inside an inline, so the converter flattened a card into one link
-    line and wrote ``**## Title**`` for a bold-wrapped heading — neither is a heading. On WCXB
+    line and wrote ``**## Title**`` for a bold-wrapped heading or an accordion's
+    ``<summary><h2>`` — neither is a heading. On WCXB
     dev that lost 2.4% of the h2-h6 in the chosen content, and 123 headings in list items that
     the footer outline could not list (bench/markdown_fidelity.py)."""
     lifted = 0
