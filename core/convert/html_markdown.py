@@ -20,8 +20,11 @@ Python decisions per page:
    block holding ≥ 30% of the text are never dropped, and nothing is when the drop would take
    more than 40% of the container's text;
 5. fidelity fixes (``html_code``: every ``<pre>`` one clean fenced block, gutters dropped,
-   language kept; ``html_tables``: layout tables become text), then html-to-markdown 3.x (Rust)
-   on that subtree only; a repeated *section* (responsive double render) is dropped.
+   language kept; ``html_tables``: layout tables become text; a heading inside a link or an
+   emphasis keeps its level), then html-to-markdown 3.x (Rust) on that subtree only; a
+   repeated *section* (responsive double render) is dropped, repeated item headings are not;
+   blank lines are squeezed outside code only. bench/markdown_fidelity.py counts each of these
+   on every corpus page against the chosen content.
 
 No per-site rules. The numeric knobs live in ``html_main_content.Tuning``.
 
