@@ -42,6 +42,7 @@ from selectolax.lexbor import LexborHTMLParser
 from webshelf.core.convert.bounds import MAX_DEPTH
 from webshelf.core.convert.css_hidden import page_sheets
 from webshelf.core.convert.html_precheck import flatten_deep
+from webshelf.core.convert.html_code import squeeze_blanks
 
 #: Target size of one slice (characters of HTML): its Lexbor tree is ~10× that.
 CHUNK_CHARS = 1_000_000
@@ -259,7 +260,7 @@ def convert_huge(html: str | bytes, convert: Callable[[str], str], polish: Calla
         polish(body)
         fragment = body.html or ""
         del body, tree, doc  # this slice's tree is freed before html-to-markdown builds its own
-        part = _EDGE_BLANKS.sub("", _BLANKS.sub("\n\n", convert(fragment)))
+        part = _EDGE_BLANKS.sub("", squeeze_blanks(convert(fragment)))
         del fragment
         if not part.strip():
             continue
@@ -276,5 +277,4 @@ def convert_huge(html: str | bytes, convert: Callable[[str], str], polish: Calla
     return ("" if out is not None else "".join(parts)), title
 
 
-_BLANKS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")  # html_markdown's: a run of blank lines
 _EDGE_BLANKS = re.compile(r"\A(?:[ \t]*\n)+|(?:\n[ \t]*)+\Z")  # blank lines at the start or end of a slice

@@ -21,8 +21,11 @@ Python decisions per page:
    block holding ≥ 30% of the text are never dropped, and nothing is when the drop would take
    more than 40% of the container's text;
 5. fidelity fixes (``html_code``: every ``<pre>`` one clean fenced block, gutters dropped,
-   language kept; ``html_tables``: layout tables become text), then html-to-markdown 3.x (Rust)
-   on that subtree only; a repeated *section* (responsive double render) is dropped.
+   language kept; ``html_tables``: layout tables become text; a heading inside a link or an
+   emphasis keeps its level), then html-to-markdown 3.x (Rust) on that subtree only; a
+   repeated *section* (responsive double render) is dropped, repeated item headings are not;
+   blank lines are squeezed outside code only. bench/markdown_fidelity.py counts each of these
+   on every corpus page against the chosen content.
 
 No per-site rules. The numeric knobs live in ``html_main_content.Tuning``.
 
@@ -52,6 +55,7 @@ the container (listing pages, whose items look like teasers).
 
 from __future__ import annotations
 
+from html import escape as _escape
 import re
 from collections.abc import Callable
 from itertools import groupby
@@ -61,7 +65,7 @@ from dataclasses import dataclass
 import html_to_markdown as h2m
 from selectolax.lexbor import LexborHTMLParser
 
-from webshelf.core.convert.html_code import normalise_code_blocks
+from webshelf.core.convert.html_code import normalise_code_blocks, squeeze_blanks
 from webshelf.core.convert.html_huge import convert_huge
 from webshelf.core.convert.html_tables import unwrap_layout_tables
 from webshelf.core.convert.html_main_content import DEFAULT, Tuning, main_content
@@ -161,10 +165,55 @@ def _title(tree: LexborHTMLParser) -> str | None:
 _PERMALINK_TEXT = frozenset({"", "¶", "#", "§", "🔗", "link", "permalink"})
 
 
+# Inline elements the converter renders around their content: a heading inside one comes out as
+# "**## Title**" (b, strong, em, i, s, del, strike, mark, q, code; a disclosure summary, a legend,
+# a figure caption) or as link text (a).
+_WRAPPERS = ("a", "b", "strong", "em", "i", "s", "del", "strike", "mark", "q", "code", "summary", "legend", "figcaption")
+_INLINE = frozenset(_WRAPPERS)
+# Every heading, and a walk up to the container in Python: the 84 compound selectors "a h1, …"
+# cost Lexbor 2.1 ms on a median WCXB page (a tenth of its conversion), the walk 0.4 ms; the
+# shorter ":is(a, b, …) :is(h1, …)" misses some matches in this Lexbor (54 of 300 pages).
+_HEADINGS = "h1, h2, h3, h4, h5, h6"
+
+
+def _lift_headings_out_of_inline(node) -> int:
+    """A heading inside an inline element keeps its level: a link around it (a card:
+    ``<a href><h3>Title</h3><p>teaser</p></a>``) moves inside the heading (``### [Title](href)``,
+    the rest of the card unlinked); bold, italic, strike-through, mark, quote or code around it
+    are dropped (the heading is emphasis enough), and so is a disclosure ``<summary>``, a
+    ``<legend>`` or a ``<figcaption>`` holding it (an accordion's section titles).
+
+    Why: Markdown has no block inside an inline, so the converter flattened a card into one link
+    line and wrote ``**## Title**`` for a bold-wrapped heading or an accordion's
+    ``<summary><h2>`` — neither is a heading. On WCXB
+    dev that lost 2.4% of the h2-h6 in the chosen content, and 123 headings in list items that
+    the footer outline could not list (bench/markdown_fidelity.py)."""
+    lifted, top = 0, node.mem_id
+    for heading in node.css(_HEADINGS):
+        up = heading.parent
+        while up is not None and up.mem_id != top:
+            tag, above = up.tag, up.parent
+            if tag == "pre":
+                break
+            if tag in _INLINE and above is not None:
+                if tag == "a":
+                    href = up.attributes.get("href")
+                    if href is not None and heading.css_first("a") is None:
+                        title = up.attributes.get("title")
+                        extra = f' title="{_escape(title, quote=True)}"' if title else ""
+                        heading.inner_html = f'<a href="{_escape(href, quote=True)}"{extra}>{heading.inner_html or ""}</a>'
+                up.unwrap()
+                lifted += 1
+            up = above
+    return lifted
+
+
 def _polish(node) -> None:
     """Small fixes on the chosen subtree before conversion: drop heading permalinks ("¶"),
-    make every ``<pre>`` one clean code block with its language (``core.convert.html_code``),
-    turn layout tables into text blocks (``core.convert.html_tables``)."""
+    lift headings out of the links and emphasis around them, make every ``<pre>`` one clean code block with
+    its language (``core.convert.html_code``), turn layout tables into text blocks
+    (``core.convert.html_tables``)."""
+    _lift_headings_out_of_inline(node)
     for a in node.css("h1 a[href^='#'], h2 a[href^='#'], h3 a[href^='#'], h4 a[href^='#'], "
                       "h5 a[href^='#'], h6 a[href^='#'], dt a[href^='#'], a.headerlink"):
         if a.text(deep=True, strip=True).lower() in _PERMALINK_TEXT and a.css_first("img") is None:
@@ -211,19 +260,36 @@ def _dedupe(markdown: str) -> str:
     for repeated, run in groupby(map(bool, repeat)):
         end = at + sum(1 for _ in run)
         if repeated and len(set(keys[at:end])) >= _DEDUPE_RUN:
-            dropped.append((at, end))
+            dropped.append((at, end, any(map(_prose, keys[at:end]))))
         at = end
     if not dropped:
         return markdown  # ("\n\n".join of its split)
     out, at = [], 0
-    for start, end in dropped:
+    for start, end, copy in dropped:
         out.extend(blocks[at:start])
+        if not copy:  # structure repeated under every item: its headings stay, the rest goes
+            out.extend(block for block in blocks[start:end] if block.lstrip().startswith("#"))
         at = end
     out.extend(blocks[at:])
     return "\n\n".join(out)
 
 
 _DEDUPE_RUN = 3
+_MARKUP_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+
+
+def _prose(block: str) -> bool:
+    """A block of running text (not a heading, not an image or a short label): ≥ 8 words.
+
+    Why: a section copy repeats the article's text, and goes whole; a run of repeated headings,
+    icons and labels with no prose ("### Pros & Cons", the same toggle icon twice, "#### Pros"
+    under every item of a review list; a forum's "##### Full Member / Joined / Messages" under
+    each post) is page structure: its icons and labels go, its headings stay — dropping them
+    took 410 headings from WCXB dev pages, ~150 of them in real double renders
+    (bench/markdown_fidelity.py)."""
+    if block.startswith("#"):
+        return False
+    return len(_MARKUP_LINK.sub(r"\1", block).split()) >= 8
 
 
 _TOO_SHORT = 200
@@ -243,7 +309,7 @@ def _whole_page(html: str, url: str | None, prepare: Prepare | None = None, utf8
 
 
 def _tidy(markdown: str) -> str:
-    markdown = _BLANKS.sub("\n\n", _dedupe(markdown)).strip()
+    markdown = squeeze_blanks(_dedupe(markdown)).strip()
     return markdown + "\n" if markdown else ""
 
 
