@@ -5,7 +5,9 @@ Python decisions per page:
 
 1. prune page chrome (``core.convert.html_main_content``): scripts, hidden elements, ``nav`` /
    ``aside`` / ARIA landmarks, site header/footer, class/id tokens that start or end with a
-   boilerplate word, reader comments when the page has ≥ 10% other text — except on a discussion
+   boilerplate word (unless the elements one such name marks hold more than half of the page's
+   text together: then the name is on the content's own parts, "skip-item" on every section of
+   a story), reader comments when the page has ≥ 10% other text — except on a discussion
    thread's URL (``core.convert.thread_url``), whose replies named like comments are the content;
 2. pick the container: ``main`` / ``article`` / ``role=main`` (the common ancestor of several
    articles for threads and listings), else a text-density descent;
