@@ -345,9 +345,14 @@ def _container(tree: LexborHTMLParser, tuning: Tuning, lengths: Lengths | None =
         best_len, best = max(sized, key=lambda pair: pair[0])
         if best.tag == "article" or best.attributes.get("itemprop") == "articleBody":
             # Several articles side by side (a forum thread, a listing): take what holds them.
-            articles = [n for length, n in sized if n.tag == "article" and length > 0.1 * best_len]
+            articles = [(length, n) for length, n in sized if n.tag == "article" and length > 0.1 * best_len]
             if len(articles) > 1:
-                best = _common_ancestor(articles) or best
+                if sum(length for length, _ in articles) < 0.5 * total:
+                    # ... unless together they are less than half of the page: then they are a
+                    # "more posts" grid beside a story that sits in no semantic element, and
+                    # the density descent finds the page's text mass
+                    return _descend(body, tuning.descend_share)
+                best = _common_ancestor([n for _, n in articles]) or best
                 best_len = measure(best)
         if best_len >= tuning.container_min_share * total:
             return best
