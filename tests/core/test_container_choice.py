@@ -1,6 +1,6 @@
 """Container choice on real pages where the rules used to serve a sibling or a fragment of the
-story (issue 14, "a sibling of the article instead of the article"): tests/core/pages/4233
-(WCXB dev, © 2026 Murrough Foley, CC-BY-4.0), served as the local backend serves them
+story (issue 14, "a sibling of the article instead of the article"): tests/core/pages/4233 and
+0296 (WCXB dev, © 2026 Murrough Foley, CC-BY-4.0), served as the local backend serves them
 (``by_type.to_markdown``: hidden-content removal, then main content), plus the rules on small
 hand-written pages."""
 
@@ -56,12 +56,28 @@ def test_a_class_word_on_every_section_of_the_story_does_not_prune_the_story():
     assert _recall(markdown, truth["main_content"]) > 0.9  # was 0.05: the sibling
 
 
+def test_a_grid_of_teaser_articles_beside_the_story_is_not_the_container():
+    """0296 (omalleytunstall.com blog post): the story sits in plain Elementor ``<div>``s, the
+    only ``<article>``s are four "Latest News" teasers below it, and their common ancestor was
+    the container (recall 0.25: the teasers, not the post). Together they hold less than half
+    of the page, so the density descent picks the container, and the story is served."""
+    markdown, truth = _served("0296")
+    plain = _plain(markdown)
+    for snippet in truth["with"]:
+        assert _plain(snippet).strip() in plain, snippet
+    assert markdown.startswith(f"# {truth['title']}")
+    assert _recall(markdown, truth["main_content"]) > 0.9  # was 0.25
+    first = _plain(truth["main_content"].split("\n")[0]).strip()
+    assert plain.index(first) < plain.index("latest news")  # the story, then the teasers
+
+
 def _rules(html: str) -> str:
     node = container(LexborHTMLParser(html), OFF)
     return node.text(deep=True, separator=" ", strip=True) if node is not None else ""
 
 
 _PROSE = "This sentence is part of the story and carries its words along. " * 6
+_TEASER = "An excerpt of another post, a few lines to lure the reader on. " * 3
 
 
 def test_a_class_name_alone_still_prunes_chrome_and_a_repeated_one_on_little_text():
@@ -81,3 +97,18 @@ def test_sections_named_by_one_boilerplate_word_are_kept_when_they_are_the_page(
     text = _rules(html)
     assert all(f"Part {i}" in text for i in range(4))
     assert "About" not in text
+
+
+def test_teaser_articles_beside_a_story_in_plain_divs_leave_the_story_in_the_container():
+    teasers = "".join(f'<article><h3><a href="/p{i}">Teaser {i}</a></h3><p>{_TEASER}</p></article>'
+                      for i in range(3))  # together a third of the page: more than the container share
+    html = f'<body><div class="post"><h1>Title</h1><p>{_PROSE}</p><p>{_PROSE}</p></div><div>{teasers}</div></body>'
+    text = _rules(html)
+    assert "story and carries" in text
+
+
+def test_several_articles_holding_the_page_are_still_taken_together():
+    posts = "".join(f"<article><p>Post {i}. {_PROSE}</p></article>" for i in range(3))
+    html = f'<body><div class="intro">A line above the thread.</div><div class="thread">{posts}</div></body>'
+    text = _rules(html)
+    assert all(f"Post {i}." in text for i in range(3))
