@@ -10,7 +10,8 @@ Python decisions per page:
    a story), reader comments when the page has ≥ 10% other text — except on a discussion
    thread's URL (``core.convert.thread_url``), whose replies named like comments are the content;
 2. pick the container: ``main`` / ``article`` / ``role=main`` (the common ancestor of several
-   articles for threads and listings), else a text-density descent;
+   articles for threads and listings — when together they hold at least half of the page;
+   less is a teaser grid beside a story in no semantic element), else a text-density descent;
 3. link density (``core.convert.html_density``): narrow a ``<main>`` to the single inner article
    that holds ≥ 60% of its non-link text, and drop blocks that are ≥ 60% link text (teaser
    rails, "read next", tag clouds) — unless the container is itself mostly links (a listing);
