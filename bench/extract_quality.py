@@ -560,8 +560,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--types", help="comma-separated wcxb page types, e.g. article,forum")
     parser.add_argument("--all", action="store_true", help="also run the other candidates tried")
     parser.add_argument("--only", help="comma-separated candidate names (substring match; =NAME: exactly NAME)")
-    parser.add_argument("--before", metavar="REV",
-                        help="also time the served path of the whole package at REV (e.g. main), in the same run")
+    parser.add_argument("--before", metavar="REV", action="append",
+                        help="also the served path of the whole package at REV (e.g. main), in-sample and "
+                             "cross-validated, in the same run (repeatable)")
     parser.add_argument("--no-cv", action="store_true", help="skip the cross-validated classifier row")
     parser.add_argument("--retrain", action="store_true",
                         help="re-run bench/train_blocks.py (dataset, fold models, shipped model) first")
@@ -598,8 +599,9 @@ def main(argv: list[str] | None = None) -> int:
         # without its models the row would be main's code with no classifier at all, under main's name
         print(f"no previous models in {PREVIOUS_MODELS} (--previous-models): no {PREVIOUS!r} row", file=sys.stderr)
         names.remove(PREVIOUS)
-    if args.before:
-        names.insert(1 if names and names[0] == OURS else 0, BEFORE_PREFIX + args.before)
+    befores = args.before or []
+    for rev in reversed(befores):
+        names.insert(1 if names and names[0] == OURS else 0, BEFORE_PREFIX + rev)
 
     dump: dict = {"folds": {d["id"]: d["fold"] for d in corpora["wcxb"]}}
     results: dict[str, dict] = {c: {} for c in corpora}
@@ -639,13 +641,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[wcxb] no previous fold models in {PREVIOUS_MODELS}: no previous-main row", file=sys.stderr)
         if args.flat:
             variants.append(("cv flat", [_flat(m) for m in models], {}))
-        if args.before:
-            # the whole package at REV with the same fold models: a change to the rules
-            # (pruning, container choice) against REV's rules, both held-out, in one run
-            variants.append(("cv before", models, {}))
+        # the whole package at each REV with the same fold models: a change to the rules
+        # (pruning, container choice) against REV's rules, both held-out, in one run
+        before_label = {("cv before" if i == 0 else f"cv before {rev}"): rev for i, rev in enumerate(befores)}
+        variants.extend((label, models, {}) for label in before_label)
         for label, fold_models, extra in variants:
             held_out = []
-            worker = BEFORE_PREFIX + args.before if label == "cv before" else OURS
+            worker = BEFORE_PREFIX + before_label[label] if label in before_label else OURS
             for k, model in enumerate(fold_models):
                 fold_descs = [d for d in corpora["wcxb"] if d["fold"] == k]
                 print(f"[wcxb] {worker} fold {k} with its held-out model ({label}) …", file=sys.stderr,
@@ -664,7 +666,7 @@ def main(argv: list[str] | None = None) -> int:
         cv_labels = {"cv": f"{OURS} (cross-validated)",
                      "cv previous": f"{OURS} previous main, cross-validated",
                      "cv flat": f"{OURS} without narrowing, cross-validated",
-                     "cv before": f"{BEFORE_PREFIX}{args.before}, cross-validated"}
+                     **{label: f"{BEFORE_PREFIX}{rev}, cross-validated" for label, rev in before_label.items()}}
         results["wcxb"] = {**{cv_labels[k]: v for k, v in cv_rows.items()}, **results["wcxb"]}
 
     if OURS in names and args.grid and corpora["wcxb"]:
