@@ -35,10 +35,11 @@ domain on WCXB dev, the block model trained on 4 folds and scored on the 5th; th
 corpus is a second check never trained on — mean word F1 / precision / ``with`` snippets, as
 served (hidden-content removal, then the steps above):
 
-    WCXB dev, 1,358 pages        webshelf 0.842 / 0.844 / 0.854 (this module alone: F1 0.846)
+    WCXB dev, 1,358 pages        webshelf 0.844 / 0.845 / 0.855 (s8-container run; this module
+                                 alone, earlier run: F1 0.846)
                                  rules only (steps 1-3, 5; earlier run) 0.839 / 0.818 / 0.877
                                  trafilatura 0.816 / 0.849 / 0.805
-    readability, 130 pages       webshelf 0.948 / 0.948, trafilatura 0.928 / 0.948
+    readability, 130 pages       webshelf 0.954 / 0.956, trafilatura (earlier run) 0.928 / 0.948
 
 Speed, interleaved page by page with trafilatura (bench/convert_cost.py, cold sheet memo): the
 served median is 0.285 of trafilatura's on all WCXB dev pages and 0.394 on the first 200 (issue
