@@ -33,7 +33,8 @@ What it does:
   removal included (``_webshelf``); "converter alone" is html_to_markdown without it, for
   comparison only;
 - ``--before REV``: the served path of the whole package at commit REV as one more candidate
-  (before/after of speed work in one run; its quality columns show the output is unchanged);
+  (before/after of speed work in one run; its quality columns show the output is unchanged),
+  and cross-validated with the same fold models (a change to the rules against REV's, held-out);
 - median and p95 ms per page (only the extraction call is timed) and peak RSS, each candidate in
   its own worker process that streams the pages one at a time (a "read only" worker gives the
   floor: Python + page reading);
@@ -368,16 +369,23 @@ def _flat(model: Path) -> Path:
 BEFORE_PREFIX = "webshelf served, code at "
 
 
-def _webshelf_at(rev: str) -> Callable[[bytes, str | None], str]:
+def _webshelf_at(rev: str, tuning: dict | None = None) -> Callable[[bytes, str | None], str]:
     """The served conversion of the whole package at commit ``rev`` (bench/old_code.py
     ``old_package``: loaded from git as ``webshelf_before``), for before/after timing of speed
-    work in one run (``--before REV``)."""
+    work in one run (``--before REV``). ``tuning`` (the CV folds' block models) is bound into
+    that package's ``html_to_markdown`` as ``_webshelf`` does for this checkout's, so a change
+    to the rules is cross-validated against ``rev``'s rules with the same fold models."""
+    import functools
     import importlib
 
     from old_code import old_package
 
     name = old_package(rev, Path(tempfile.mkdtemp(prefix="served-before-")))
     to_markdown = importlib.import_module(f"{name}.core.convert.by_type").to_markdown
+    if tuning:
+        html_markdown = importlib.import_module(f"{name}.core.convert.html_markdown")
+        tuning_cls = importlib.import_module(f"{name}.core.convert.html_main_content").Tuning
+        html_markdown.html_to_markdown = functools.partial(html_markdown.html_to_markdown, tuning=tuning_cls(**tuning))
 
     def run(body: bytes, url: str | None) -> str:
         return to_markdown(body, "text/html; charset=utf-8", url or "").markdown
@@ -401,7 +409,7 @@ def score(out: str, page: dict, check_fences: bool) -> dict:
 def run_worker(name: str, corpus: str, descs: list[dict], tuning: dict | None) -> dict:
     if name.startswith(BEFORE_PREFIX):
         sys.path.insert(0, str(ROOT / "bench"))
-        run = _webshelf_at(name[len(BEFORE_PREFIX):])
+        run = _webshelf_at(name[len(BEFORE_PREFIX):], tuning)
     else:
         factory = {**CANDIDATES, **EXTRA_CANDIDATES}[name]
         run = factory(tuning) if name == OURS else factory()
@@ -552,8 +560,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--types", help="comma-separated wcxb page types, e.g. article,forum")
     parser.add_argument("--all", action="store_true", help="also run the other candidates tried")
     parser.add_argument("--only", help="comma-separated candidate names (substring match; =NAME: exactly NAME)")
-    parser.add_argument("--before", metavar="REV",
-                        help="also time the served path of the whole package at REV (e.g. main), in the same run")
+    parser.add_argument("--before", metavar="REV", action="append",
+                        help="also the served path of the whole package at REV (e.g. main), in-sample and "
+                             "cross-validated, in the same run (repeatable)")
     parser.add_argument("--no-cv", action="store_true", help="skip the cross-validated classifier row")
     parser.add_argument("--retrain", action="store_true",
                         help="re-run bench/train_blocks.py (dataset, fold models, shipped model) first")
@@ -590,8 +599,9 @@ def main(argv: list[str] | None = None) -> int:
         # without its models the row would be main's code with no classifier at all, under main's name
         print(f"no previous models in {PREVIOUS_MODELS} (--previous-models): no {PREVIOUS!r} row", file=sys.stderr)
         names.remove(PREVIOUS)
-    if args.before:
-        names.insert(1 if names and names[0] == OURS else 0, BEFORE_PREFIX + args.before)
+    befores = args.before or []
+    for rev in reversed(befores):
+        names.insert(1 if names and names[0] == OURS else 0, BEFORE_PREFIX + rev)
 
     dump: dict = {"folds": {d["id"]: d["fold"] for d in corpora["wcxb"]}}
     results: dict[str, dict] = {c: {} for c in corpora}
@@ -631,13 +641,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[wcxb] no previous fold models in {PREVIOUS_MODELS}: no previous-main row", file=sys.stderr)
         if args.flat:
             variants.append(("cv flat", [_flat(m) for m in models], {}))
+        # the whole package at each REV with the same fold models: a change to the rules
+        # (pruning, container choice) against REV's rules, both held-out, in one run
+        before_label = {("cv before" if i == 0 else f"cv before {rev}"): rev for i, rev in enumerate(befores)}
+        variants.extend((label, models, {}) for label in before_label)
         for label, fold_models, extra in variants:
             held_out = []
+            worker = BEFORE_PREFIX + before_label[label] if label in before_label else OURS
             for k, model in enumerate(fold_models):
                 fold_descs = [d for d in corpora["wcxb"] if d["fold"] == k]
-                print(f"[wcxb] {OURS} fold {k} with its held-out model ({label}) …", file=sys.stderr,
+                print(f"[wcxb] {worker} fold {k} with its held-out model ({label}) …", file=sys.stderr,
                       flush=True)
-                held_out.extend(spawn(OURS, "wcxb", fold_descs,
+                held_out.extend(spawn(worker, "wcxb", fold_descs,
                                       {"block_model": str(model), **extra})["rows"])
             defaults = dump["rows"]["wcxb"][f"{OURS} (defaults, in-sample)"]
             timing = {r["id"]: r["ms"] for r in defaults}
@@ -650,7 +665,8 @@ def main(argv: list[str] | None = None) -> int:
             dump.setdefault("rows", {}).setdefault("wcxb", {})[label] = held_out
         cv_labels = {"cv": f"{OURS} (cross-validated)",
                      "cv previous": f"{OURS} previous main, cross-validated",
-                     "cv flat": f"{OURS} without narrowing, cross-validated"}
+                     "cv flat": f"{OURS} without narrowing, cross-validated",
+                     **{label: f"{BEFORE_PREFIX}{rev}, cross-validated" for label, rev in before_label.items()}}
         results["wcxb"] = {**{cv_labels[k]: v for k, v in cv_rows.items()}, **results["wcxb"]}
 
     if OURS in names and args.grid and corpora["wcxb"]:

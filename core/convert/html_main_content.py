@@ -11,7 +11,7 @@ Used by ``core.html_markdown``; the measurements are in docs/benchmarks.md ("Ext
 quality").
 
 Cost (issue 14's speed goal): the decisions are the same as ever; what is cheap is how they are
-measured — ``_classify`` is memoised per class/id string (a page repeats its class lists, and
+measured — ``_match`` (and ``_classify``) is memoised per class/id string (a page repeats its class lists, and
 sites share them) and one ``html_density.Lengths`` memo carries the lengths measured while picking the
 container on to ``narrow`` and ``drop_link_blocks``, which measure the same nodes. Lexbor matches
 every selector of a list against every node, so ``prune`` asks it short lists: junk goes by tag name
@@ -20,6 +20,7 @@ in C (``strip_tags``) and chrome is ``nav, aside, [role]`` with the role checked
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -89,22 +90,32 @@ _NAME_KEEPS = "main, article, [role=main], h1"  # a class name is weaker evidenc
 _CONTAINERS = ("main, [role=main], article, [itemprop=articleBody], [itemprop=mainContentOfPage]")
 
 
-@lru_cache(maxsize=1 << 16)  # a pure function of the string; bounded for a long-lived server
+@lru_cache(maxsize=1 << 16)
 def _classify(value: str) -> str | None:
     """"boiler" or "comment" when a class/id token starts or ends with such a word
     ("site-footer", "share-buttons", "main-nav", "comment-list"), unless it is a state flag
     ("has-sidebar"); else None."""
-    kind = None
+    return _match(value)[0]
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+@lru_cache(maxsize=1 << 16)  # a pure function of the string; bounded for a long-lived server
+def _match(value: str) -> tuple[str | None, str | None]:
+    """(``_classify``'s kind, the class/id token that decided it with its digits dropped —
+    "banner-772692385" and "banner-1866584638" are one name — or None)."""
+    kind, token = None, None
     for name in value.lower().replace("_", "-").replace(":", "-").split():
         parts = name.strip("-").split("-")
         first, last = parts[0], parts[-1]
         if first in _FLAG_PREFIXES:
             continue
         if first in _BOILER or last in _BOILER:
-            return "boiler"
+            return "boiler", _DIGITS.sub("", name)
         if first in _COMMENT or last in _COMMENT:
-            kind = "comment"
-    return kind
+            kind, token = "comment", token or _DIGITS.sub("", name)
+    return kind, token
 
 
 _text_len = text_len  # len(node.text(deep=True, separator=" ", strip=True))
@@ -158,14 +169,22 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, 
     # Lexbor lists a node once per selector of a list it matches: one with both a class and an id
     # came twice, and its comment section counted twice against the rest of the page (a thread
     # under an article stayed whenever it was over a third of the page: readability's pixnet).
+    named: dict[str, list[LexborNode]] = {}
     for node in unique(body.css("[class], [id]")):
         name = f"{node.attrs.get('class') or ''} {node.id or ''}"
-        kind = _classify(name)
+        kind, token = _match(name)
         if kind is not None and _in_code(node):
             continue  # a highlighter's token (hljs-comment, Prism's "token comment", Pygments' sr): code
         if kind == "comment":
             comments.append(node)
         elif kind == "boiler" and _removable(node, total, _NAME_KEEPS, holders):
+            named.setdefault(token, []).append(node)
+    # (decided before any removal, as one at a time in document order did: a removal changes
+    # no later node's length — a later node is a descendant, whose text stays, or lies after)
+    for nodes in named.values():
+        if _content_parts(nodes, total):
+            continue
+        for node in nodes:
             node.remove()
     if not thread:
         _drop_comments(body, comments, comment_share)
@@ -180,6 +199,19 @@ def _in_code(node: LexborNode) -> bool:
             return True
         node = node.parent
     return False
+
+
+def _content_parts(nodes: list[LexborNode], total: int) -> bool:
+    """True when the elements one boilerplate class name would remove hold more than half of
+    the page's text together: a name on the parts of the content itself ("skip-item" on every
+    section of a story, "hide-read-more-ad" on every teaser of a listing, a card's
+    "item-card--header"), not chrome, which one element of a page holds — the limit each
+    element already has (``_removable``), applied to the name."""
+    if len(nodes) < 2:  # (each node once: ``prune`` lists them through ``unique``)
+        return False
+    ids = {n.mem_id for n in nodes}
+    outermost = [n for n in nodes if not _inside(n, ids)]
+    return sum(_text_len(n) for n in outermost) > 0.5 * total
 
 
 def _drop_comments(body: LexborNode, comments: list[LexborNode], share: float) -> None:
@@ -313,9 +345,14 @@ def _container(tree: LexborHTMLParser, tuning: Tuning, lengths: Lengths | None =
         best_len, best = max(sized, key=lambda pair: pair[0])
         if best.tag == "article" or best.attributes.get("itemprop") == "articleBody":
             # Several articles side by side (a forum thread, a listing): take what holds them.
-            articles = [n for length, n in sized if n.tag == "article" and length > 0.1 * best_len]
+            articles = [(length, n) for length, n in sized if n.tag == "article" and length > 0.1 * best_len]
             if len(articles) > 1:
-                best = _common_ancestor(articles) or best
+                if sum(length for length, _ in articles) < 0.5 * total:
+                    # ... unless together they are less than half of the page: then they are a
+                    # "more posts" grid beside a story that sits in no semantic element, and
+                    # the density descent finds the page's text mass
+                    return _descend(body, tuning.descend_share)
+                best = _common_ancestor([n for _, n in articles]) or best
                 best_len = measure(best)
         if best_len >= tuning.container_min_share * total:
             return best

@@ -5,10 +5,13 @@ Python decisions per page:
 
 1. prune page chrome (``core.convert.html_main_content``): scripts, hidden elements, ``nav`` /
    ``aside`` / ARIA landmarks, site header/footer, class/id tokens that start or end with a
-   boilerplate word, reader comments when the page has ≥ 10% other text — except on a discussion
+   boilerplate word (unless the elements one such name marks hold more than half of the page's
+   text together: then the name is on the content's own parts, "skip-item" on every section of
+   a story), reader comments when the page has ≥ 10% other text — except on a discussion
    thread's URL (``core.convert.thread_url``), whose replies named like comments are the content;
 2. pick the container: ``main`` / ``article`` / ``role=main`` (the common ancestor of several
-   articles for threads and listings), else a text-density descent;
+   articles for threads and listings — when together they hold at least half of the page;
+   less is a teaser grid beside a story in no semantic element), else a text-density descent;
 3. link density (``core.convert.html_density``): narrow a ``<main>`` to the single inner article
    that holds ≥ 60% of its non-link text, and drop blocks that are ≥ 60% link text (teaser
    rails, "read next", tag clouds) — unless the container is itself mostly links (a listing);
@@ -35,10 +38,11 @@ domain on WCXB dev, the block model trained on 4 folds and scored on the 5th; th
 corpus is a second check never trained on — mean word F1 / precision / ``with`` snippets, as
 served (hidden-content removal, then the steps above):
 
-    WCXB dev, 1,358 pages        webshelf 0.842 / 0.844 / 0.854 (this module alone: F1 0.846)
+    WCXB dev, 1,358 pages        webshelf 0.844 / 0.845 / 0.855 (s8-container run; this module
+                                 alone, earlier run: F1 0.846)
                                  rules only (steps 1-3, 5; earlier run) 0.839 / 0.818 / 0.877
                                  trafilatura 0.816 / 0.849 / 0.805
-    readability, 130 pages       webshelf 0.948 / 0.948, trafilatura 0.928 / 0.948
+    readability, 130 pages       webshelf 0.954 / 0.956, trafilatura (earlier run) 0.928 / 0.948
 
 Speed, interleaved page by page with trafilatura (bench/convert_cost.py, cold sheet memo): the
 served median is 0.285 of trafilatura's on all WCXB dev pages and 0.394 on the first 200 (issue
