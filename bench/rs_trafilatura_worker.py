@@ -41,6 +41,11 @@ def main(spec_path: str, out_path: str) -> int:
             print(f"  rs-trafilatura {page['id']}: {type(exc).__name__}: {exc}", file=sys.stderr)
         outputs[page["id"]] = {"text": text, "ms": (time.perf_counter() - start) * 1000}
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    try:  # VmHWM, as extract_quality's workers: ru_maxrss carries the forked parent's size over exec
+        hwm = [line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("VmHWM:")]
+        rss_mb = int(hwm[0].split()[1]) / 1024 if hwm else rss_mb
+    except OSError:
+        pass
     Path(out_path).write_text(json.dumps({"outputs": outputs, "peak_rss_mb": rss_mb,
                                           "version": getattr(rs_trafilatura, "__version__", None)}))
     return 0
