@@ -38,15 +38,16 @@ domain on WCXB dev, the block model trained on 4 folds and scored on the 5th; th
 corpus is a second check never trained on — mean word F1 / precision / ``with`` snippets, as
 served (hidden-content removal, then the steps above):
 
-    WCXB dev, 1,358 pages        webshelf 0.844 / 0.845 / 0.855 (s8-container run; this module
-                                 alone, earlier run: F1 0.846)
-                                 rules only (steps 1-3, 5; earlier run) 0.839 / 0.818 / 0.877
+    WCXB dev, 1,358 pages        webshelf 0.845 / 0.845 / 0.856 (this module alone 0.848 F1)
+                                 rules only (steps 1-3, 5) 0.839 / 0.821 / 0.870
                                  trafilatura 0.816 / 0.849 / 0.805
-    readability, 130 pages       webshelf 0.954 / 0.956, trafilatura (earlier run) 0.928 / 0.948
+                                 rs-trafilatura (text output) 0.844 / 0.851 / 0.860
+    readability, 130 pages       webshelf 0.954 / 0.956, trafilatura 0.928 / 0.948,
+                                 rs-trafilatura 0.930 / 0.927
 
-Speed, interleaved page by page with trafilatura (bench/convert_cost.py, cold sheet memo): the
-served median is 0.285 of trafilatura's on all WCXB dev pages and 0.394 on the first 200 (issue
-14 asks ≤ 0.25; docs/benchmarks.md "Session 7" says where the time goes).
+Speed: the median page takes 0.25 of trafilatura's time in that benchmark on WCXB dev and 0.35
+on the readability pages, 0.29-0.38 interleaved page by page (bench/convert_cost.py, cold sheet
+memo; issue 14 asks ≤ 0.25; docs/benchmarks.md "Session 7" says where the time goes).
 
 Rules win on recall (an agent can skip a menu, it cannot read what was dropped) but lose on
 precision on pages unlike WCXB (issue 14: menus, teasers, comment widgets inside the container).
