@@ -209,14 +209,17 @@ def _content_parts(nodes: list[LexborNode], total: int) -> bool:
     element already has (``_removable``), applied to the name."""
     if len(nodes) < 2:  # (each node once: ``prune`` lists them through ``unique``)
         return False
+    return sum(_text_len(n) for n in _outermost(nodes)) > 0.5 * total
+
+
+def _outermost(nodes: list[LexborNode]) -> list[LexborNode]:
+    """The ``nodes`` inside none of the others: their text holds all of their descendants'."""
     ids = {n.mem_id for n in nodes}
-    outermost = [n for n in nodes if not _inside(n, ids)]
-    return sum(_text_len(n) for n in outermost) > 0.5 * total
+    return [n for n in nodes if not _inside(n, ids)]
 
 
 def _drop_comments(body: LexborNode, comments: list[LexborNode], share: float) -> None:
-    ids = {n.mem_id for n in comments}
-    outermost = [n for n in comments if not _inside(n, ids)]
+    outermost = _outermost(comments)
     comment_len = sum(_text_len(n) for n in outermost)
     if not comment_len:
         return
