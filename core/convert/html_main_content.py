@@ -342,7 +342,9 @@ def _container(tree: LexborHTMLParser, tuning: Tuning, lengths: Lengths | None =
     total = measure(body)
     if not total:
         return body
-    candidates = [n for n in body.css(_CONTAINERS)]
+    # each once: Lexbor lists a node once per selector it matches, and an
+    # ``<article itemprop=articleBody>`` listed twice was "several articles" (its parent chosen)
+    candidates = unique(body.css(_CONTAINERS))
     if candidates:
         sized = [(measure(n), n) for n in candidates]
         best_len, best = max(sized, key=lambda pair: pair[0])

@@ -1,6 +1,6 @@
 """Container choice on real pages where the rules used to serve a sibling or a fragment of the
-story (issue 14, "a sibling of the article instead of the article"): tests/core/pages/4233 and
-0296 (WCXB dev, © 2026 Murrough Foley, CC-BY-4.0), served as the local backend serves them
+story (issue 14, "a sibling of the article instead of the article"): tests/core/pages/4233,
+0296 and 4125 (WCXB dev, © 2026 Murrough Foley, CC-BY-4.0), served as the local backend serves them
 (``by_type.to_markdown``: hidden-content removal, then main content), plus the rules on small
 hand-written pages."""
 
@@ -112,3 +112,23 @@ def test_several_articles_holding_the_page_are_still_taken_together():
     html = f'<body><div class="intro">A line above the thread.</div><div class="thread">{posts}</div></body>'
     text = _rules(html)
     assert all(f"Post {i}." in text for i in range(3))
+
+
+def test_an_article_matching_two_container_selectors_is_one_article():
+    """4125 (scripps.org news item): the story is ``<article role="main">``, which matches two
+    selectors of the container list; Lexbor listed it twice, the rules took it for two articles
+    side by side and chose what holds "them", the ``<body>``. Each candidate counts once."""
+    body, truth = _page("4125")
+    node = container(LexborHTMLParser(body), OFF, truth["url"])
+    assert node is not None and node.id == "news_items_show"  # was the <body>
+    markdown, _ = _served("4125")
+    assert _recall(markdown, truth["main_content"]) > 0.95
+
+
+def test_an_article_with_an_article_body_itemprop_is_not_several_articles():
+    html = ("<html><body><div id=site><div class=intro>" + _TEASER + "</div>"
+            "<div class=more>" + _TEASER + _TEASER + "</div>"
+            f"<article itemprop=articleBody id=story><p>{_PROSE}</p><p>{_PROSE}</p></article>"
+            "</div></body></html>")
+    node = container(LexborHTMLParser(html), OFF)
+    assert node is not None and node.id == "story"
