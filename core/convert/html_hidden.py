@@ -92,15 +92,14 @@ class _PageKeys:
 
     @cached_property
     def classes(self) -> set[str]:
-        """Built on first need (a page whose hiding rules name no class never queries ``[class]``);
-        one join, one lower and one split in C, instead of a split per element."""
-        return _class_names(" ".join(filter(None, _values(self._tree.css("[class]"), "class"))).lower())
+        """Built on first need (a page whose hiding rules name no class never queries ``[class]``)."""
+        return _page_names(self._tree, "class")
 
     @cached_property
     def ids(self) -> set[str]:
         """Built on first need: the hiding rules of half the pages with sheets name no id that the
-        class test has not already ruled out. (Ids hold no NUL: the parser made it U+FFFD.)"""
-        return set("\0".join(filter(None, _values(self._tree.css("[id]"), "id"))).lower().split("\0"))
+        class test has not already ruled out."""
+        return _page_names(self._tree, "id")
 
     def may_match(self, selector: str) -> bool:
         keys = _selector_keys(selector)[1]
@@ -126,6 +125,16 @@ class _PageKeys:
         """The (``.`` or ``#``, lower-cased name) keys the rightmost compound needs; None when
         only lexbor can judge (escapes, quotes, unbalanced brackets, ``:scope``)."""
         return _selector_keys(selector)[0]
+
+
+def _page_names(tree, attr: str) -> set[str]:  # noqa: ANN001 — selectolax tree
+    """The lower-cased class names (``attr`` "class") or ids ("id") of the tree's elements: one
+    join, one lower and one split in C, instead of a split per element. (Ids hold no NUL: the
+    parser made it U+FFFD.)"""
+    values = filter(None, _values(tree.css(f"[{attr}]"), attr))
+    if attr == "class":
+        return _class_names(" ".join(values).lower())
+    return set("\0".join(values).lower().split("\0"))
 
 
 _NOT_HTML_SPACE = re.compile("[\x0b\x1c-\x1f]")  # what ``str.split()`` also splits ASCII text at
