@@ -74,7 +74,7 @@ class Stages:
     """Today's time per stage, by wrapping the functions ``drop_hidden_in`` calls (nested calls
     are counted once, in the outermost stage that holds them)."""
 
-    NAMES = {"page_sheets": "sheet scan (page_sheets)", "_PageKeys": "page keys (class/id index)",
+    NAMES = {"page_sheets": "sheet scan (page_sheets)", "_page_names": "page keys (built on first need: in matching)",
              "_matching": "selector matching (hiding rules)", "overridden": "cascade (overridden, incl. showers)",
              "invisible_style": "inline styles"}
 

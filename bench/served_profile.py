@@ -48,8 +48,9 @@ STAGES = [
     ("noscript rule", "hidden removal", html_hidden, "unwrap_noscript_content"),
     ("sheet rules (all)", "hidden removal", html_hidden, "_sheet_hidden"),
     ("sheet scan (page_sheets)", "sheet rules (all)", html_hidden, "page_sheets"),
-    ("page keys", "sheet rules (all)", html_hidden, "_PageKeys"),
     ("matching", "sheet rules (all)", html_hidden, "_matching"),
+    # (the page's class and id sets are built when a rule first needs them: inside matching)
+    ("page keys", "matching", html_hidden, "_page_names"),
     ("cascade (overridden)", "sheet rules (all)", html_hidden, "overridden"),
     ("inline styles", "hidden removal", html_hidden, "invisible_style"),
     ("title", "html_to_markdown", html_markdown, "_title"),

@@ -552,10 +552,21 @@ _SHEETS_MEMO = 64
 
 
 def clear_memo() -> None:
-    """Forget every memoised sheet, block and style (benchmarks measure the cold cost with it)."""
+    """Forget every memoised sheet, block and style (benchmarks measure the cold cost with it),
+    and what other modules memoise from sheets (``on_clear``)."""
     _SHEETS.clear()
     _parse_declarations.cache_clear()
     _style_hides.cache_clear()
+    for clear in _CLEARERS:
+        clear()
+
+
+_CLEARERS: list = []
+
+
+def on_clear(clear) -> None:  # noqa: ANN001 — a callable without arguments
+    """Have ``clear_memo`` call ``clear`` too (html_hidden's per-selector memos: it imports this module)."""
+    _CLEARERS.append(clear)
 
 
 def sheet_rules(sheets: list[str]) -> tuple[list[SheetRule], list[SheetRule]]:

@@ -25,16 +25,20 @@ in the page too (``_page_keys_needed``: ``.menu a`` on a page without ``menu``).
 one walk over the elements, only for a text with ``<!--``; only the outermost doomed nodes are
 removed (what is inside goes with them), so no document order is needed. Every such shortcut
 only skips work whose result is known (tests/core/test_hidden_prefilters.py). The showing rules'
-per-node index depends on the sheets alone and is memoised with them (``_showers_index``).
+per-node index depends on the sheets alone and is memoised with them (``_showers_index``); the
+keys a selector needs depend on its text alone and are memoised per process (``_selector_keys``,
+``_index_key``: sites share framework selectors — WCXB dev served in one process, hidden removal
+−15% CPU), and the page's class and id sets are built only when a rule first needs them.
 """
 
 from __future__ import annotations
 
 import re
+from functools import cached_property, lru_cache
 
 from selectolax.lexbor import LexborHTMLParser
 
-from webshelf.core.convert import hidden_frame
+from webshelf.core.convert import css_hidden, hidden_frame
 from webshelf.core.convert.css_hidden import overridden, page_sheets, parse_declarations, style_hides
 
 ALWAYS_DROPPED = "script, style, noscript, template, [hidden], [aria-hidden]"
@@ -84,18 +88,21 @@ class _PageKeys:
 
     def __init__(self, tree) -> None:  # noqa: ANN001
         self._tree = tree
-        # one join, one lower and one split in C, instead of a split per element
-        self.classes = _class_names(" ".join(filter(None, _values(tree.css("[class]"), "class"))).lower())
-        # (ids hold no NUL: the parser made it U+FFFD)
-        self.ids = set("\0".join(filter(None, _values(tree.css("[id]"), "id"))).lower().split("\0"))
-        self._keys: dict[str, tuple | None] = {}
-        self._needed: dict[str, tuple | None] = {}
         self._found: dict[str, list] = {}
 
+    @cached_property
+    def classes(self) -> set[str]:
+        """Built on first need (a page whose hiding rules name no class never queries ``[class]``)."""
+        return _page_names(self._tree, "class")
+
+    @cached_property
+    def ids(self) -> set[str]:
+        """Built on first need: the hiding rules of half the pages with sheets name no id that the
+        class test has not already ruled out."""
+        return _page_names(self._tree, "id")
+
     def may_match(self, selector: str) -> bool:
-        keys = self._needed.get(selector)
-        if keys is None and selector not in self._needed:
-            keys = self._needed[selector] = _page_keys_needed(selector, self._required(selector))
+        keys = _selector_keys(selector)[1]
         return keys is None or all(name in (self.classes if kind == "." else self.ids) for kind, name in keys)
 
     def matches(self, selector: str) -> list:
@@ -117,10 +124,17 @@ class _PageKeys:
     def _required(self, selector: str) -> tuple | None:
         """The (``.`` or ``#``, lower-cased name) keys the rightmost compound needs; None when
         only lexbor can judge (escapes, quotes, unbalanced brackets, ``:scope``)."""
-        if selector in self._keys:
-            return self._keys[selector]
-        found = self._keys[selector] = _required_keys(selector)
-        return found
+        return _selector_keys(selector)[0]
+
+
+def _page_names(tree, attr: str) -> set[str]:  # noqa: ANN001 — selectolax tree
+    """The lower-cased class names (``attr`` "class") or ids ("id") of the tree's elements: one
+    join, one lower and one split in C, instead of a split per element. (Ids hold no NUL: the
+    parser made it U+FFFD.)"""
+    values = filter(None, _values(tree.css(f"[{attr}]"), attr))
+    if attr == "class":
+        return _class_names(" ".join(values).lower())
+    return set("\0".join(values).lower().split("\0"))
 
 
 _NOT_HTML_SPACE = re.compile("[\x0b\x1c-\x1f]")  # what ``str.split()`` also splits ASCII text at
@@ -144,6 +158,17 @@ def _values(nodes: list, name: str) -> list:
         return [n.attrs[name] for n in nodes]
     except KeyError:
         return [n.attrs.get(name) for n in nodes]
+
+
+@lru_cache(maxsize=1 << 16)
+def _selector_keys(selector: str) -> tuple:
+    """(``_required_keys``, ``_page_keys_needed``) of ``selector``, memoised per process, bounded:
+    a pure function of the text, and sites share their frameworks' selectors (``.sr-only``,
+    ``.screen-reader-text``), so a served page finds most of its rules' keys already derived —
+    deriving them was a fifth of the sheet work after the scan. Forgotten by
+    ``css_hidden.clear_memo`` (a cold benchmark derives them again)."""
+    own = _required_keys(selector)
+    return own, _page_keys_needed(selector, own)
 
 
 def _required_keys(selector: str) -> tuple | None:
@@ -173,7 +198,7 @@ def _page_keys_needed(selector: str, own: tuple | None) -> tuple | None:
     compound of a complex selector is matched by an element of the tree: an ancestor or a
     sibling). Read only from plain compounds of a selector without escapes, quotes, parentheses,
     namespaces or nesting (``_PLAIN_COMPOUND``); None as for ``_required_keys`` (lexbor judges).
-    ``own`` is ``_required_keys(selector)`` (memoised by the caller: the cascade asks it again)."""
+    ``own`` is ``_required_keys(selector)`` (``_selector_keys`` derives both once per process)."""
     if own is None or any(ch in selector for ch in "\\\"'()|&"):
         return own
     stripped = _BRACKETS.sub("", selector.strip())  # attribute tests (``[href~=x]``): no keys, no combinators
@@ -284,6 +309,7 @@ def _showers_index(showers, prop: str) -> tuple[dict, list]:  # noqa: ANN001 —
 _NOT_INDEXED = re.compile(r"[\\()\[\]|&]")
 
 
+@lru_cache(maxsize=1 << 16)
 def _index_key(selector: str) -> tuple | None:
     """A key the rightmost compound of ``selector`` needs, or None: the ``.``/``#`` name the
     selector ends with, when nothing can make it other than a class or id test of that compound
@@ -293,8 +319,12 @@ def _index_key(selector: str) -> tuple | None:
         at = max(selector.rfind("."), selector.rfind("#"))
         if at >= 0 and _NAME_TO_END.fullmatch(selector, at + 1):
             return selector[at], selector[at + 1:].lower()
-    required = _required_keys(selector)
+    required = _selector_keys(selector)[0]
     return required[0] if required else None
+
+
+css_hidden.on_clear(_selector_keys.cache_clear)
+css_hidden.on_clear(_index_key.cache_clear)
 
 
 def _sheet_hidden(tree) -> list:  # noqa: ANN001 — selectolax tree

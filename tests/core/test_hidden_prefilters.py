@@ -100,6 +100,24 @@ def test_page_key_filter_never_changes_what_is_hidden(monkeypatch, selector, pag
         assert ("<b>x</b>" not in filtered) == hides
 
 
+def test_page_sets_are_built_only_when_a_rule_needs_them_and_selector_keys_are_forgotten_cold():
+    """The class and id sets are built on first need (a rule naming neither never queries the tree
+    for them); the per-process memo of a selector's keys is cleared by ``css_hidden.clear_memo``,
+    and a selector's keys are the same whether memoised or derived again."""
+    tree = LexborHTMLParser('<p class="a" id="b">x</p><template>t</template>')
+    keys = html_hidden._PageKeys(tree)
+    assert keys.may_match("template") and keys.may_match("[hidden] > p")
+    assert "classes" not in vars(keys) and "ids" not in vars(keys)
+    assert keys.may_match(".a") and not keys.may_match(".a #c") and keys.may_match("#B")
+    assert vars(keys)["classes"] == {"a"} and vars(keys)["ids"] == {"b"}
+    for selector in (".menu a", "#x > .Y:first-child", ".a:not(.b)", "p[class~=z] .q"):
+        memoised = html_hidden._selector_keys(selector)
+        css_hidden.clear_memo()
+        assert html_hidden._selector_keys.cache_info().currsize == 0
+        own = html_hidden._required_keys(selector)
+        assert memoised == (own, html_hidden._page_keys_needed(selector, own))
+
+
 SHEETS = [
     ".a{display:none}.b{DISPLAY:NONE}", ".a{display:block;display:none}.b{display:flex}",
     "@media screen{.a{opacity:0}}@media print{.b{visibility:hidden}}@media (min-width:9px){.c{display:block}}",
