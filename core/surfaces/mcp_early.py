@@ -17,6 +17,12 @@ SDK's own response to that id is dropped from stdout (mcp_guard.py) — compared
 sent: a difference is reported on stderr and the SDK's frame replaces the snapshot. Anything
 else answers nothing here: the bytes are replayed to today's path, which records the SDK's
 frame for the next start.
+
+A plain ``tools/list`` (no cursor) that follows within ``NEXT_WAIT_S`` — after
+``notifications/initialized`` or not — is answered the same way from the SDK's stored
+tools/list frame for that version (its schemas read tools.py, config.py, read.py and
+search_page.py, which are in the key); the SDK's own answer is dropped and compared likewise.
+Waiting longer would hold up the SDK's import for a client that does something else next.
 """
 
 from __future__ import annotations
@@ -39,7 +45,9 @@ MAX_LINE = 64 * 1024  # an initialize line is a few hundred bytes; a longer firs
 MAX_BRACES = 64  # mcp_guard.MAX_DEPTH: below it the guard passes a line on without a depth scan
 DISTS = ("webshelf", "mcp", "mcp_types", "pydantic", "pydantic_core")  # what the frame's bytes depend on
 _HERE = Path(__file__).resolve().parent
-SOURCES = (_HERE / "mcp_server.py", _HERE / "mcp_early.py")
+SOURCES = (_HERE / "mcp_server.py", _HERE / "mcp_early.py", _HERE / "tools.py",  # the tools' schemas read:
+           _HERE.parent / "config.py", _HERE.parent / "read.py", _HERE.parent / "search_page.py")
+NEXT_WAIT_S = 0.1  # how long to wait for a tools/list after the early initialize before importing the SDK
 _SAFE_ID = re.compile(r"[A-Za-z0-9_.:/+=-]{0,64}")  # a string id json and pydantic both write verbatim
 
 
@@ -54,6 +62,9 @@ class Early:
     requested: str | None = None  # the protocolVersion the client asked for
     sent: str | None = None  # the frame written here, when answered
     done: bool = field(default=False)  # the SDK's response to id_json has been seen
+    tools_id_json: str | None = None  # a plain tools/list right after it: its id …
+    tools_sent: str | None = None  # … and the frame written here, when answered
+    tools_done: bool = False
 
     @property
     def answered(self) -> bool:
@@ -152,21 +163,12 @@ def plain_initialize(line: bytes) -> tuple[str, str] | None:
     """(id as the SDK writes it, requested protocolVersion) when ``line`` is an ``initialize``
     request of a shape the SDK is known to accept (tests/core/test_mcp_early.py checks each with
     the SDK) and the guard passes on; None for anything else, which goes the full path."""
-    if len(line) > MAX_LINE or line.count(b"{") + line.count(b"[") > MAX_BRACES:
-        return None
-    try:
-        message = json.loads(line.decode("utf-8").strip(), object_pairs_hook=_no_duplicates)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
+    message = _message(line)
     if not (isinstance(message, dict) and set(message) == {"jsonrpc", "id", "method", "params"}
             and message["jsonrpc"] == "2.0" and message["method"] == "initialize"):
         return None
-    id_, params = message["id"], message["params"]
-    if type(id_) is int and abs(id_) < 2**53:
-        id_json = str(id_)
-    elif isinstance(id_, str) and _SAFE_ID.fullmatch(id_):
-        id_json = f'"{id_}"'
-    else:
+    params, id_json = message["params"], _id_json(message["id"])
+    if id_json is None:
         return None
     if not (isinstance(params, dict) and set(params) == {"protocolVersion", "capabilities", "clientInfo"}):
         return None
@@ -176,6 +178,41 @@ def plain_initialize(line: bytes) -> tuple[str, str] | None:
             and all(isinstance(v, str) for v in info.values()) and _plain_capabilities(params["capabilities"])):
         return None
     return id_json, version
+
+
+def _message(line: bytes) -> Any:
+    if len(line) > MAX_LINE or line.count(b"{") + line.count(b"[") > MAX_BRACES:
+        return None
+    try:
+        return json.loads(line.decode("utf-8").strip(), object_pairs_hook=_no_duplicates)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+
+
+def _id_json(id_: Any) -> str | None:
+    if type(id_) is int and abs(id_) < 2**53:
+        return str(id_)
+    if isinstance(id_, str) and _SAFE_ID.fullmatch(id_):
+        return f'"{id_}"'
+    return None
+
+
+def plain_tools_list(line: bytes) -> str | None:
+    """The id (as the SDK writes it) of a ``tools/list`` request without a cursor, else None."""
+    message = _message(line)
+    if not (isinstance(message, dict) and set(message) in ({"jsonrpc", "id", "method"},
+                                                            {"jsonrpc", "id", "method", "params"})
+            and message["jsonrpc"] == "2.0" and message["method"] == "tools/list"
+            and message.get("params", {}) == {}):
+        return None
+    return _id_json(message["id"])
+
+
+def plain_initialized(line: bytes) -> bool:
+    message = _message(line)
+    return isinstance(message, dict) and set(message) in ({"jsonrpc", "method"}, {"jsonrpc", "method", "params"}) \
+        and message["jsonrpc"] == "2.0" and message["method"] == "notifications/initialized" \
+        and message.get("params", {}) == {}
 
 
 def _opening(fd: int) -> bytes:
@@ -215,36 +252,87 @@ def open_session(config_file: str | None, fd_in: int = 0, fd_out: int = 1) -> Ea
     tail = stored["frames"].get(negotiated(early.requested, stored["handshake"], stored["latest"]))
     if not isinstance(tail, str):
         return early
-    frame = HEAD + early.id_json + tail
-    early.sent = frame
-    try:
-        _write_all(fd_out, frame.encode("utf-8"))
-    except OSError:  # the client is gone: the SDK finds out the same way
-        pass
+    early.sent = _send(fd_out, HEAD + early.id_json + tail)
+    tools = stored.get("tools", {}).get(negotiated(early.requested, stored["handshake"], stored["latest"])) \
+        if isinstance(stored.get("tools"), dict) else None
+    if isinstance(tools, str):
+        _tools_list(early, fd_in, fd_out, tools)
     return early
 
 
-def record(early: Early, frame: str) -> None:
-    """Keep the SDK's response ``frame`` to ``early``'s plain initialize for the next start
-    (the SDK is imported by now, so its own version constants are used)."""
+def _send(fd: int, frame: str) -> str:
+    try:
+        _write_all(fd, frame.encode("utf-8"))
+    except OSError:  # the client is gone: the SDK finds out the same way
+        pass
+    return frame
+
+
+def _next_line(early: Early, fd: int, offset: int) -> tuple[bytes, int] | None:
+    """The line of ``early.replay`` starting at ``offset`` (waiting up to ``NEXT_WAIT_S`` for
+    more bytes), and the offset after it; None when it has not come (or EOF)."""
+    import select
+
+    while b"\n" not in early.replay[offset:]:
+        if len(early.replay) - offset > MAX_LINE:
+            return None
+        try:
+            ready, _, _ = select.select([fd], [], [], NEXT_WAIT_S)
+            chunk = os.read(fd, 65536) if ready else b""
+        except (OSError, ValueError):
+            return None
+        if not chunk:
+            return None
+        early.replay += chunk
+    end = early.replay.index(b"\n", offset) + 1
+    return early.replay[offset:end], end
+
+
+def _tools_list(early: Early, fd_in: int, fd_out: int, tail: str) -> None:
+    """After an early initialize: answer a plain ``tools/list`` too, when it comes next (after
+    ``notifications/initialized``, or without it) — the SDK's stored frame, checked as above."""
+    offset = early.replay.index(b"\n") + 1
+    for _ in range(2):
+        got = _next_line(early, fd_in, offset)
+        if got is None:
+            return
+        line, offset = got
+        if plain_initialized(line):
+            continue
+        early.tools_id_json = plain_tools_list(line)
+        if early.tools_id_json is not None:
+            early.tools_sent = _send(fd_out, HEAD + early.tools_id_json + tail)
+        return
+
+
+def record(early: Early, frame: str, section: str = "frames") -> None:
+    """Keep the SDK's response ``frame`` to ``early``'s plain initialize (``section`` "frames")
+    or to the plain tools/list after it ("tools") for the next start (the SDK is imported by
+    now, so its own version constants are used)."""
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-    head = HEAD + (early.id_json or "")
+    id_json = early.id_json if section == "frames" else early.tools_id_json
+    head = HEAD + (id_json or "")
     current = key()
-    if early.id_json is None or early.requested is None or current is None or not frame.startswith(head + ','):
+    if id_json is None or early.requested is None or current is None or not frame.startswith(head + ','):
         return
     version = negotiated(early.requested, list(HANDSHAKE_PROTOCOL_VERSIONS), LATEST_HANDSHAKE_VERSION)
     try:
         result = json.loads(frame)["result"]
     except (ValueError, KeyError, TypeError):
         return  # an error answer is never a snapshot
-    if not isinstance(result, dict) or result.get("protocolVersion") != version:
+    if not isinstance(result, dict) or (result.get("protocolVersion") != version if section == "frames"
+                                        else not isinstance(result.get("tools"), list) or "nextCursor" in result):
         return
     stored = _load()
     if stored is None or stored.get("key") != current:
         stored = {"key": current, "frames": {}}
+    if section == "tools" and not (isinstance(stored["frames"], dict) and version in stored["frames"]):
+        return  # a tools/list frame is used only after an early initialize for the same version
     stored["handshake"], stored["latest"] = list(HANDSHAKE_PROTOCOL_VERSIONS), LATEST_HANDSHAKE_VERSION
-    stored["frames"][version] = frame[len(head):]
+    if not isinstance(stored.get(section), dict):
+        stored[section] = {}
+    stored[section][version] = frame[len(head):]
     path = frames_file()
     tmp = path.with_name(f".{NAME}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
@@ -260,16 +348,32 @@ def record(early: Early, frame: str) -> None:
 
 
 def on_sdk_frame(early: Early, frame: str) -> bool:
-    """Whether the SDK's ``frame`` goes to the client: its response to the early id does not
-    when it was answered here (checked against what was sent); a first response is recorded."""
-    if early.done or early.id_json is None or not frame.startswith(HEAD + early.id_json + ","):
+    """Whether the SDK's ``frame`` goes to the client: its response to a request answered here
+    does not (checked against what was sent); a response not answered here is recorded."""
+    if not frame.startswith(HEAD):
         return True
-    early.done = True
-    if not early.answered:
-        record(early, frame)
+    if not early.done and early.id_json is not None and frame.startswith(HEAD + early.id_json + ","):
+        early.done = True
+        return _settle(early, frame, early.sent, "frames")
+    if not early.tools_done and early.tools_id_json is not None and frame.startswith(HEAD + early.tools_id_json + ","):
+        early.tools_done = True
+        return _settle(early, frame, early.tools_sent, "tools")
+    return True
+
+
+def _settle(early: Early, frame: str, sent: str | None, section: str) -> bool:
+    if sent is None:
+        record(early, frame, section)
         return True
-    if frame != early.sent:
-        sys.stderr.write("webshelf: warning: the early initialize answer differed from the MCP SDK's; "
-                         "the stored frame is replaced\n")
-        record(early, frame)
+    if frame != sent:
+        sys.stderr.write(f"webshelf: warning: the early {'initialize' if section == 'frames' else 'tools/list'} "
+                         "answer differed from the MCP SDK's; the stored frame is replaced\n")
+        record(early, frame, section)
     return False
+
+
+def watch_line(early: Early, line: str, index: int) -> None:
+    """Note a plain tools/list among the first lines the SDK reads after a plain initialize, so
+    that its response is recorded (the full path, or an early start with no tools frame yet)."""
+    if early.tools_id_json is None and early.tools_sent is None and early.id_json is not None and 1 <= index <= 2:
+        early.tools_id_json = plain_tools_list(line.encode("utf-8", "replace"))

@@ -270,6 +270,27 @@ class _GuardedStdin:
                 await self._stdout.write(json.dumps(verdict, separators=(",", ":")) + "\n")
 
 
+class _Watched:
+    """The client's lines, each shown to ``mcp_early.watch_line`` on its way (to record the
+    SDK's tools/list frame)."""
+
+    def __init__(self, lines: Any, early: Any) -> None:
+        self._lines_in = lines
+        self._early = early
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        from webshelf.core.surfaces.mcp_early import watch_line
+
+        index = 0
+        async for line in self._lines_in:
+            watch_line(self._early, line, index)
+            index += 1
+            yield line
+
+
 class _SdkStdout:
     """The SDK's frames on their way to the wire, past ``mcp_early.on_sdk_frame``: its response
     to an ``initialize`` answered before it was imported is dropped (and recorded when not)."""
@@ -303,7 +324,9 @@ async def wire_stdio(early: Any = None, guard: bool = True) -> AsyncIterator[tup
     os.dup2(null, 0)
     os.dup2(2, 1)
     os.close(null)
-    stdin = _DaemonLines(wire_in, early.replay if early is not None else b"")
+    stdin: Any = _DaemonLines(wire_in, early.replay if early is not None else b"")
+    if early is not None:
+        stdin = _Watched(stdin, early)
     stdout = _SerialisedStdout(anyio.wrap_file(open(wire_out, "w", encoding="utf-8", closefd=False)))
     sdk_out = stdout if early is None else _SdkStdout(stdout, early)
     lines = _GuardedStdin(stdin, stdout) if guard else stdin

@@ -33,6 +33,7 @@ from tests.core.test_mcp import WEBSHELF, in_session, subprocess_home, text_of
 UNKNOWN = "1999-01-01"
 VERSIONS = [*HANDSHAKE_PROTOCOL_VERSIONS, UNKNOWN]
 INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+TOOLS_LIST = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
 
 
 def init(version: str = LATEST_HANDSHAKE_VERSION, id_: Any = 1, **params: Any) -> str:
@@ -40,14 +41,19 @@ def init(version: str = LATEST_HANDSHAKE_VERSION, id_: Any = 1, **params: Any) -
     return json.dumps({"jsonrpc": "2.0", "id": id_, "method": "initialize", "params": {**body, **params}})
 
 
-def exchange(home: Path, lines: list[str], answers: int, args: tuple[str, ...] = ()) -> tuple[list[bytes], str]:
-    """Write ``lines`` at once, read ``answers`` response lines, then close stdin (EOF ends the server)."""
-    proc = subprocess.Popen([str(WEBSHELF), "mcp", "serve", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+def exchange(home: Path, lines: list[str], answers: int, settle: bool = False) -> tuple[list[bytes], str]:
+    """Write ``lines`` at once, read ``answers`` response lines, then close stdin (EOF ends the
+    server). ``settle``: first a ping, answered once the SDK has seen everything before it."""
+    proc = subprocess.Popen([str(WEBSHELF), "mcp", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=subprocess_home(home))
     try:
         proc.stdin.write("".join(line + "\n" for line in lines).encode())
         proc.stdin.flush()
         out = [proc.stdout.readline() for _ in range(answers)]
+        if settle:
+            proc.stdin.write(b'{"jsonrpc":"2.0","id":"settle","method":"ping"}\n')
+            proc.stdin.flush()
+            assert b'"settle"' in proc.stdout.readline()
     finally:
         proc.stdin.close()
         proc.wait(timeout=60)
@@ -76,17 +82,18 @@ def test_the_sdk_constants_and_frame_format_the_early_path_relies_on():
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("id_", [1, "req-7"])
 def test_the_early_frame_is_the_sdks_own_for_every_version(tmp_path, id_):
-    """For each version: a full start (no frame stored) gives the SDK's frame and stores it; the
-    next start answers early (the store untouched) with exactly the same bytes."""
+    """For each version: a full start (no frame stored) gives the SDK's frames for initialize and
+    the tools/list after it, and stores them; the next start answers both early (the store
+    untouched) with exactly the same bytes."""
     for version in VERSIONS:
         home = tmp_path / f"home-{version}"
-        [sdk], err = exchange(home, [init(version, id_)], 1)
-        assert b'"result"' in sdk, err
+        [sdk, sdk_tools], err = exchange(home, [init(version, id_), INITIALIZED, TOOLS_LIST], 2)
+        assert b'"result"' in sdk and b'"tools"' in sdk_tools, err
         stored = json.loads(mcp_early.frames_file(home).read_text())
         assert (stored["handshake"], stored["latest"]) == (list(HANDSHAKE_PROTOCOL_VERSIONS), LATEST_HANDSHAKE_VERSION)
         before = stamp(home)
-        [early], err = exchange(home, [init(version, id_)], 1)
-        assert early == sdk, version
+        [early, early_tools], err = exchange(home, [init(version, id_), INITIALIZED, TOOLS_LIST], 2, settle=True)
+        assert (early, early_tools) == (sdk, sdk_tools), version
         assert stamp(home) == before and "warning" not in err, f"{version}: not answered early"
         expected = version if version in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
         assert json.loads(early)["result"]["protocolVersion"] == expected
@@ -118,6 +125,19 @@ def test_a_stale_key_goes_the_full_path_and_a_wrong_frame_is_caught_and_replaced
     assert json.loads(path.read_text()) == stored  # … and replaced by it
     [answer], err = exchange(home, [init()], 1)
     assert answer == sdk and "warning" not in err
+
+
+def test_a_wrong_tools_frame_is_caught_and_replaced(tmp_path):
+    home = tmp_path / "home"
+    [_, sdk_tools], _ = exchange(home, [init(), INITIALIZED, TOOLS_LIST], 2)
+    path = mcp_early.frames_file(home)
+    stored = json.loads(path.read_text())
+    path.write_text(json.dumps({**stored, "tools": {v: t.replace("read_file", "WRONG") for v, t in stored["tools"].items()}}))
+    [_, answer], err = exchange(home, [init(), TOOLS_LIST], 2, settle=True)  # without the notification: answered too
+    assert b"WRONG" in answer and "the early tools/list answer differed from the MCP SDK's" in err
+    assert json.loads(path.read_text()) == stored
+    [_, answer], err = exchange(home, [init(), INITIALIZED, TOOLS_LIST], 2, settle=True)
+    assert answer == sdk_tools and "warning" not in err
 
 
 def test_an_early_session_lists_tools_and_reads_and_searches_a_stored_page(home):
@@ -242,6 +262,17 @@ def test_every_shape_answered_early_is_one_the_sdk_accepts_alike(tmp_path, extra
 @pytest.mark.parametrize("extra", NOT_PLAIN)
 def test_other_shapes_are_not_answered_early(extra):
     assert mcp_early.plain_initialize(init(**extra).encode()) is None
+
+
+def test_plain_tools_list_and_initialized():
+    assert mcp_early.plain_tools_list(TOOLS_LIST.encode()) == "2"
+    assert mcp_early.plain_tools_list(b'{"jsonrpc":"2.0","id":"t","method":"tools/list","params":{}}') == '"t"'
+    for line in ['{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"x"}}',
+                 '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":null}',
+                 '{"jsonrpc":"2.0","method":"tools/list"}', '{"jsonrpc":"2.0","id":2,"method":"tools/call"}']:
+        assert mcp_early.plain_tools_list(line.encode()) is None, line
+    assert mcp_early.plain_initialized(INITIALIZED.encode())
+    assert not mcp_early.plain_initialized(b'{"jsonrpc":"2.0","method":"notifications/initialized","params":[]}')
 
 
 @pytest.mark.parametrize("line", [
