@@ -24,14 +24,14 @@ import mcp.server.stdio
 import pytest
 import yaml
 from mcp.client.session import ClientSession
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 
 from webshelf.cache.shelf import Shelf
 from webshelf.core.surfaces import mcp_early
 from tests.core.test_mcp import WEBSHELF, in_session, subprocess_home, text_of
 
 UNKNOWN = "1999-01-01"
-VERSIONS = [*HANDSHAKE_PROTOCOL_VERSIONS, UNKNOWN]
+VERSIONS = [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS, UNKNOWN]  # a modern one is negotiated down
 INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
 TOOLS_LIST = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
 
