@@ -356,26 +356,38 @@ def _serve_mcp(ctx: click.Context, runtime_names: tuple[str, ...]) -> None:
     The runtimes it starts are clean-ups of a ``stopping_on_signals()`` block: stdin EOF (the
     client went away), an error, or SIGTERM/SIGHUP/SIGINT — which cancels the serving task on
     its loop — all stop them (scratch directory deleted, a created container removed) before
-    webshelf exits; after a signal with ``128 + N``, as ``runtime run`` does."""
-    from webshelf.core.bridge import run_sync
-    from webshelf.core.config import load_config
-    from webshelf.core.surfaces import mcp_server
+    webshelf exits; after a signal with ``128 + N``, as ``runtime run`` does.
+
+    Without ``--runtime`` the client's first line is read before anything heavy is imported,
+    and a plain ``initialize`` is answered at once from the SDK's stored frame when nothing can
+    fail later (core/surfaces/mcp_early.py); the server then replays what was read."""
     from webshelf.core.surfaces.shutdown import Stopped, stopping_on_signals
 
-    try:
-        mcp_server.require_sdk()
-    except WebshelfError as exc:  # without the SDK there is no protocol to answer with
-        fail(exc, 2)
     problem: WebshelfError | None = None
     try:
-        with stopping_on_signals() as shutdown:
+        with stopping_on_signals() as shutdown:  # a signal while waiting for the client's first line: as later
+            early = None
+            if not runtime_names and _sdk_installed():
+                from webshelf.core.surfaces.mcp_early import open_session
+
+                early = open_session((ctx.find_root().obj or {}).get("config"))
+            from webshelf.core.bridge import run_sync
+            from webshelf.core.config import load_config
+            from webshelf.core.surfaces import mcp_server
+
+            try:
+                mcp_server.require_sdk()
+            except WebshelfError as exc:  # without the SDK there is no protocol to answer with
+                fail(exc, 2)
             try:
                 config = load_config((ctx.find_root().obj or {}).get("config"))
                 runtimes = [shutdown.enter(running(name, config), f"runtime {name!r}") for name in runtime_names]
             except WebshelfError as exc:
                 problem = exc
             else:
-                run_sync(shutdown.cancelling(mcp_server.serve_stdio(config, runtimes)))
+                if early is not None and early.probe.settings is None:
+                    early.probe.save(config)  # validated: the next start may answer initialize early
+                run_sync(shutdown.cancelling(mcp_server.serve_stdio(config, runtimes, early)))
     except Stopped as stop:
         click.echo(f"error[stopped]: {stop.name} received; the MCP server stopped"
                    f"{' and its sandboxes were stopped and removed' if runtime_names else ''}", err=True)
@@ -383,10 +395,21 @@ def _serve_mcp(ctx: click.Context, runtime_names: tuple[str, ...]) -> None:
     if problem is not None:
         click.echo(f"error[{problem.code}]: {problem.message}", err=True)
         try:
-            run_sync(mcp_server.refuse_stdio(problem))
+            run_sync(mcp_server.refuse_stdio(problem, early))
         except KeyboardInterrupt:
             pass
         sys.exit(2)
+
+
+def _sdk_installed() -> bool:
+    """Whether the MCP SDK can be imported, found without importing it: without it ``mcp serve``
+    exits at once with the package to install, before it reads stdin."""
+    from importlib.util import find_spec
+
+    try:
+        return find_spec("mcp") is not None and find_spec("mcp_types") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 _RUNTIME_OPTION = dict(multiple=True, metavar="NAME",

@@ -23,6 +23,7 @@ a guard answer never tears an SDK frame.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -188,6 +189,26 @@ class _SerialisedStdout:
         return None
 
 
+class _Replayed(io.RawIOBase):
+    """The wire as a raw file: the bytes already read from it first, then ``fd`` (never closed)."""
+
+    def __init__(self, replay: bytes, fd: int) -> None:
+        self._replay = replay
+        self._fd = fd
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._replay:
+            n = min(len(buffer), len(self._replay))
+            buffer[:n], self._replay = self._replay[:n], self._replay[n:]
+            return n
+        data = os.read(self._fd, len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
 class _DaemonLines:
     """The client's lines, read from ``fd`` by a daemon thread.
 
@@ -197,8 +218,9 @@ class _DaemonLines:
     thread. A daemon thread handing lines over a small memory stream lets the task be cancelled
     at once and never holds up the exit; at EOF the stream ends, as the file's would."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, replay: bytes = b"") -> None:
         self._fd = fd
+        self._replay = replay  # bytes read from the wire before the SDK (mcp_early.py): first, in order
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
@@ -211,7 +233,8 @@ class _DaemonLines:
 
         def read() -> None:
             try:
-                with open(self._fd, "r", encoding="utf-8", errors="replace", closefd=False) as wire:
+                with io.TextIOWrapper(io.BufferedReader(_Replayed(self._replay, self._fd)), encoding="utf-8",
+                                      errors="replace") as wire:
                     for line in iter(wire.readline, ""):
                         from_thread.run(send.send, line, token=token)
             except Exception:  # noqa: BLE001 — the server is gone (stream closed, loop finished): stop reading
@@ -247,9 +270,49 @@ class _GuardedStdin:
                 await self._stdout.write(json.dumps(verdict, separators=(",", ":")) + "\n")
 
 
+class _Watched:
+    """The client's lines, each shown to ``mcp_early.watch_line`` on its way (to record the
+    SDK's tools/list frame)."""
+
+    def __init__(self, lines: Any, early: Any) -> None:
+        self._lines_in = lines
+        self._early = early
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        from webshelf.core.surfaces.mcp_early import watch_line
+
+        index = 0
+        async for line in self._lines_in:
+            watch_line(self._early, line, index)
+            index += 1
+            yield line
+
+
+class _SdkStdout:
+    """The SDK's frames on their way to the wire, past ``mcp_early.on_sdk_frame``: its response
+    to an ``initialize`` answered before it was imported is dropped (and recorded when not)."""
+
+    def __init__(self, wire: _SerialisedStdout, early: Any) -> None:
+        self._wire = wire
+        self._early = early
+
+    async def write(self, data: str) -> None:
+        from webshelf.core.surfaces.mcp_early import on_sdk_frame
+
+        if on_sdk_frame(self._early, data):
+            await self._wire.write(data)
+
+    async def flush(self) -> None:
+        return None
+
+
 @asynccontextmanager
-async def guarded_stdio() -> AsyncIterator[tuple[Any, Any]]:
-    """The SDK's ``stdio_server`` streams, with ``check_line`` in front of it.
+async def wire_stdio(early: Any = None, guard: bool = True) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's ``stdio_server`` streams on the wire, ``check_line`` in front of it (``guard``),
+    the bytes ``early`` read before the SDK replayed first (core/surfaces/mcp_early.py).
 
     Like the SDK, the wire is moved to private descriptors while serving — fd 0 reads the null
     device and fd 1 goes to stderr — so a handler's stray ``print`` never corrupts a frame."""
@@ -261,11 +324,20 @@ async def guarded_stdio() -> AsyncIterator[tuple[Any, Any]]:
     os.dup2(null, 0)
     os.dup2(2, 1)
     os.close(null)
-    stdin = _DaemonLines(wire_in)
+    stdin: Any = _DaemonLines(wire_in, early.replay if early is not None else b"")
+    if early is not None:
+        stdin = _Watched(stdin, early)
     stdout = _SerialisedStdout(anyio.wrap_file(open(wire_out, "w", encoding="utf-8", closefd=False)))
+    sdk_out = stdout if early is None else _SdkStdout(stdout, early)
+    lines = _GuardedStdin(stdin, stdout) if guard else stdin
     try:
-        async with stdio_server(stdin=_GuardedStdin(stdin, stdout), stdout=stdout) as streams:  # type: ignore[arg-type]
+        async with stdio_server(stdin=lines, stdout=sdk_out) as streams:  # type: ignore[arg-type]
             yield streams
     finally:
         os.dup2(wire_in, 0)
         os.dup2(wire_out, 1)
+
+
+def guarded_stdio(early: Any = None) -> Any:
+    """The SDK's ``stdio_server`` streams, with ``check_line`` in front of it."""
+    return wire_stdio(early)

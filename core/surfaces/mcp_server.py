@@ -99,14 +99,21 @@ def startup_error(exc: WebshelfError) -> str:
     return f"webshelf could not start: error[{exc.code}]: {exc.message}"
 
 
-async def refuse_stdio(exc: WebshelfError) -> None:
-    """Answer each request on stdin with a JSON-RPC error carrying ``exc`` until EOF."""
+async def refuse_stdio(exc: WebshelfError, early: Any = None) -> None:
+    """Answer each request on stdin with a JSON-RPC error carrying ``exc`` until EOF (the
+    bytes ``early`` read before the SDK first: core/surfaces/mcp_early.py)."""
     types, _, stdio_server = _sdk()
     from mcp.shared.message import SessionMessage
 
     error = types.ErrorData(code=types.INTERNAL_ERROR, message=startup_error(exc),
                             data={"code": exc.code, "message": exc.message})
-    async with stdio_server() as (read_stream, write_stream):
+    if early is not None:
+        from webshelf.core.surfaces.mcp_guard import wire_stdio
+
+        stdio = wire_stdio(early, guard=False)
+    else:
+        stdio = stdio_server()
+    async with stdio as (read_stream, write_stream):
         async with read_stream, write_stream:
             async for item in read_stream:
                 message = getattr(item, "message", None)  # an unparsable line arrives as an Exception
@@ -114,12 +121,13 @@ async def refuse_stdio(exc: WebshelfError) -> None:
                     await write_stream.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)))
 
 
-async def serve_stdio(config: Config, runtimes: Sequence[Any] = ()) -> None:
+async def serve_stdio(config: Config, runtimes: Sequence[Any] = (), early: Any = None) -> None:
     """Serve one MCP client on stdin/stdout until it disconnects; malformed JSON-RPC is answered
-    in front of the SDK (core/surfaces/mcp_guard.py), so no client waits for ever on an id."""
+    in front of the SDK (core/surfaces/mcp_guard.py), so no client waits for ever on an id.
+    ``early``: what was read (and perhaps answered) before the SDK (core/surfaces/mcp_early.py)."""
     _sdk()
     from webshelf.core.surfaces.mcp_guard import guarded_stdio
 
     server = build_server(config, runtimes)
-    async with guarded_stdio() as (read_stream, write_stream):
+    async with guarded_stdio(early) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
