@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import regex
 from selectolax.lexbor import LexborNode
 
-from webshelf.core.convert.blocks.tree import ROOT_INFO, Tree, Walk, node_text, owners, read_name
+from webshelf.core.convert.blocks.tree import ROOT_INFO, Tree, Walk, node_text, owners
 
 _TAG_GROUPS = (("p",), ("li", "dt", "dd"), ("h1",), ("h2", "h3"), ("h4", "h5", "h6"), ("pre",),
                ("blockquote",), ("tr",), ("figcaption", "caption"),
@@ -143,7 +143,7 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
     container_chars = len(node_text(container)) or 1
     tail = (math.log1p(container_chars), min(1.0, container_links / container_chars), math.log1p(n))
     punct_bytes, ends_bytes, commas_bytes, digit_bytes = _ASCII_CLASSES
-    names, groups, kids = tree.names, tree.groups, tree.kids
+    names, groups = tree.names, tree.groups
     log1p = math.log1p
     # first h1/h2: the blocks before it are "before_heading" (the heading itself is not)
     heading = next((i for i, (_, _, _, tag, _) in enumerate(found) if tag in ("h1", "h2")), n)
@@ -165,20 +165,13 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
             digits = chars - len(data.translate(None, digit_bytes))
         else:
             punct, ends, commas, digits = _punct(text)
-        named = names.get(key)
-        if named is None:
-            named = names[key] = read_name(node)
-        cls, _, positive, negative = named
+        cls, _, positive, negative = names[key]  # every candidate's, read by the walk
         if cls:
             entry = up.get(key)
             if entry is None:
                 same_share = log_same = 0.0
             else:
-                parent_key = entry[0]
-                counts = groups.get(parent_key)
-                if counts is None:
-                    counts = tree.block_groups(parent_key)
-                same = counts[(tag, cls)]
+                same = groups[entry[0]][(tag, cls)]
                 same_share, log_same = same / max(1, tree.children(key)), log1p(same)
         else:
             same_share = log_same = 0.0
