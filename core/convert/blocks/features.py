@@ -79,24 +79,34 @@ _ENDS_ARE_PUNCT = all(_PUNCT.match(c) for c in _ENDS_CHARS + _COMMAS_CHARS)
 _ASCII = [chr(i) for i in range(128)]
 _ASCII_CLASSES = tuple("".join(c for c in _ASCII if pattern.match(c)).encode("ascii")
                        for pattern in (_PUNCT, _ENDS, _COMMAS, _DIGITS))
+_ASCII_BYTES = bytes(range(128))  # deleted from UTF-8 text, they leave its other characters
 
 
 def _punct(text: str) -> tuple[int, int, int, int]:
     """(punctuation, sentence ends, commas, digits) by Unicode class, so "。" counts as ".".
     The counts are how many characters of ``text`` ``_PUNCT``, ``_ENDS``, ``_COMMAS`` and
-    ``_DIGITS`` match; ASCII text on its bytes, other text with two regex passes, not four."""
-    if text.isascii():
-        data = text.encode("ascii")
-        size = len(data)
-        punct, ends, commas, digits = _ASCII_CLASSES
-        return (size - len(data.translate(None, punct)), size - len(data.translate(None, ends)),
-                size - len(data.translate(None, commas)), size - len(data.translate(None, digits)))
-    digits = sum(map(len, _DIGIT_RUNS.findall(text)))
-    marks = "".join(_PUNCT_RUNS.findall(text))
-    if not marks:
-        return 0, 0, 0, digits
-    pool = marks if _ENDS_ARE_PUNCT else text
-    return len(marks), len(_ENDS.findall(pool)), len(_COMMAS.findall(pool)), digits
+    ``_DIGITS`` match. Each class is a property of single characters, so the counts add up over
+    any split of the text: its ASCII characters are counted on the UTF-8 bytes (a byte below
+    128 is only ever an ASCII character there), the others (most often a few quotes, dashes
+    or accented letters in Latin text) with two regex passes over just them, not four over
+    the whole text."""
+    data = text.encode("utf-8", "surrogatepass")
+    size = len(data)
+    punct, ends, commas, digits = _ASCII_CLASSES
+    punct, ends, commas, digits = (
+        size - len(data.translate(None, punct)), size - len(data.translate(None, ends)),
+        size - len(data.translate(None, commas)), size - len(data.translate(None, digits)))
+    if size == len(text):  # all ASCII
+        return punct, ends, commas, digits
+    rest = data.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+    digits += sum(map(len, _DIGIT_RUNS.findall(rest)))
+    marks = "".join(_PUNCT_RUNS.findall(rest))
+    punct += len(marks)
+    pool = marks if _ENDS_ARE_PUNCT else rest
+    if pool:
+        ends += len(_ENDS.findall(pool))
+        commas += len(_COMMAS.findall(pool))
+    return punct, ends, commas, digits
 
 
 def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
