@@ -194,3 +194,19 @@ def test_repetition_among_block_siblings_is_what_reading_every_child_gives():
         checked += 1
     assert checked >= 10 and walk.candidates
     _check(html)
+
+
+def test_no_block_but_a_pre_holds_a_pre_or_an_h1():
+    """``model._drop`` protects ``<pre>`` and ``<h1>`` by the block's tag alone: a block is a leaf of
+    the block tags (found by tag id, as type selectors match), so only a ``<pre>`` can hold one."""
+    html = ("<div id=c><div>intro <span><h1>title in a span</h1></span></div><li>item <b><pre>code"
+            "</pre></b></li><pre>outer <div>inner <h1>h</h1></div></pre><svg><foreignObject><div>"
+            "x <h1>svg title</h1></div></foreignObject></svg><math><mtext><p>m <pre>p</pre></p>"
+            "</mtext></math><template><div>t <h1>template title</h1></div></template>"
+            "<section>plain text<h2>sub</h2><p>para</p></section></div>")
+    root = LexborHTMLParser(html).css_first("#c")
+    found = features.blocks(root)
+    assert {b.node.tag for b in found} >= {"h1", "pre", "h2", "p"}
+    for block in found:  # (the query matches the node itself too: an <h1> block finds itself)
+        if block.node.tag not in ("pre", "h1"):
+            assert block.node.css_first("pre, h1") is None, block.node.html
