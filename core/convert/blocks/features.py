@@ -11,10 +11,11 @@ on sites in every language). No word list of any natural language.
 
 The same code computes features for training (``bench/train_blocks.py``) and at run time, so
 there is no train/serve skew. Cost: the container is walked once (``blocks.tree``: no CSS query
-per block), then per block one ``text()`` call, its class and id, and the punctuation counts in
-one or two C passes; ~1 ms on a median page (docs/benchmarks.md "Block features: the same
-floats, cheaper" and "Block select, third pass"). Each vector is built in one go (neighbours and
-branch values appended, not patched in). Speed work here must keep every float:
+per block), then per block one ``text()`` call, its class and id (read by the walk), and the
+punctuation counts on the text's bytes in C (regex passes only over non-ASCII characters); ~1 ms
+on a median page (docs/benchmarks.md "Block features: the same floats, cheaper", "Block select,
+third pass" and "Block features and select, fourth pass"). Each vector is built in one go
+(neighbours and branch values appended, not patched in). Speed work here must keep every float:
 bench/block_features_check.py compares the features, the scores, the narrowing and what
 ``model.select`` leaves with an earlier commit's on every corpus page.
 """
