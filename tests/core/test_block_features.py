@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
 from webshelf.core.convert.blocks import features, tree
@@ -29,6 +31,17 @@ def test_punct_counts_what_the_four_patterns_match(text):
                 len(features._COMMAS.findall(text)), len(features._DIGITS.findall(text)))
     assert features._punct(text) == expected
     assert features._punct(text * 3) == tuple(3 * n for n in expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.one_of(st.characters(max_codepoint=127), st.characters(),
+                                  st.sampled_from(features._ENDS_CHARS + features._COMMAS_CHARS + "«»—’٣"))))
+def test_punct_counts_what_the_four_patterns_match_on_any_text(text):
+    """ASCII characters counted on the UTF-8 bytes, the others by regex: the sums are the
+    patterns' counts over the whole text, whatever the mix."""
+    expected = (len(features._PUNCT.findall(text)), len(features._ENDS.findall(text)),
+                len(features._COMMAS.findall(text)), len(features._DIGITS.findall(text)))
+    assert features._punct(text) == expected
 
 
 def test_class_and_id_words_split_at_separators_and_ignore_case():
