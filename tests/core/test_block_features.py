@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
 from webshelf.core.convert.blocks import features, tree
@@ -29,6 +31,17 @@ def test_punct_counts_what_the_four_patterns_match(text):
                 len(features._COMMAS.findall(text)), len(features._DIGITS.findall(text)))
     assert features._punct(text) == expected
     assert features._punct(text * 3) == tuple(3 * n for n in expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.one_of(st.characters(max_codepoint=127), st.characters(),
+                                  st.sampled_from(features._ENDS_CHARS + features._COMMAS_CHARS + "«»—’٣"))))
+def test_punct_counts_what_the_four_patterns_match_on_any_text(text):
+    """ASCII characters counted on the UTF-8 bytes, the others by regex: the sums are the
+    patterns' counts over the whole text, whatever the mix."""
+    expected = (len(features._PUNCT.findall(text)), len(features._ENDS.findall(text)),
+                len(features._COMMAS.findall(text)), len(features._DIGITS.findall(text)))
+    assert features._punct(text) == expected
 
 
 def test_class_and_id_words_split_at_separators_and_ignore_case():
@@ -194,3 +207,19 @@ def test_repetition_among_block_siblings_is_what_reading_every_child_gives():
         checked += 1
     assert checked >= 10 and walk.candidates
     _check(html)
+
+
+def test_no_block_but_a_pre_holds_a_pre_or_an_h1():
+    """``model._drop`` protects ``<pre>`` and ``<h1>`` by the block's tag alone: a block is a leaf of
+    the block tags (found by tag id, as type selectors match), so only a ``<pre>`` can hold one."""
+    html = ("<div id=c><div>intro <span><h1>title in a span</h1></span></div><li>item <b><pre>code"
+            "</pre></b></li><pre>outer <div>inner <h1>h</h1></div></pre><svg><foreignObject><div>"
+            "x <h1>svg title</h1></div></foreignObject></svg><math><mtext><p>m <pre>p</pre></p>"
+            "</mtext></math><template><div>t <h1>template title</h1></div></template>"
+            "<section>plain text<h2>sub</h2><p>para</p></section></div>")
+    root = LexborHTMLParser(html).css_first("#c")
+    found = features.blocks(root)
+    assert {b.node.tag for b in found} >= {"h1", "pre", "h2", "p"}
+    for block in found:  # (the query matches the node itself too: an <h1> block finds itself)
+        if block.node.tag not in ("pre", "h1"):
+            assert block.node.css_first("pre, h1") is None, block.node.html

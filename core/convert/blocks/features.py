@@ -11,10 +11,11 @@ on sites in every language). No word list of any natural language.
 
 The same code computes features for training (``bench/train_blocks.py``) and at run time, so
 there is no train/serve skew. Cost: the container is walked once (``blocks.tree``: no CSS query
-per block), then per block one ``text()`` call, its class and id, and the punctuation counts in
-one or two C passes; ~1 ms on a median page (docs/benchmarks.md "Block features: the same
-floats, cheaper" and "Block select, third pass"). Each vector is built in one go (neighbours and
-branch values appended, not patched in). Speed work here must keep every float:
+per block), then per block one ``text()`` call, its class and id (read by the walk), and the
+punctuation counts on the text's bytes in C (regex passes only over non-ASCII characters); ~1 ms
+on a median page (docs/benchmarks.md "Block features: the same floats, cheaper", "Block select,
+third pass" and "Block features and select, fourth pass"). Each vector is built in one go
+(neighbours and branch values appended, not patched in). Speed work here must keep every float:
 bench/block_features_check.py compares the features, the scores, the narrowing and what
 ``model.select`` leaves with an earlier commit's on every corpus page.
 """
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 import regex
 from selectolax.lexbor import LexborNode
 
-from webshelf.core.convert.blocks.tree import ROOT_INFO, Tree, Walk, node_text, owners, read_name
+from webshelf.core.convert.blocks.tree import ROOT_INFO, Tree, Walk, node_text, owners
 
 _TAG_GROUPS = (("p",), ("li", "dt", "dd"), ("h1",), ("h2", "h3"), ("h4", "h5", "h6"), ("pre",),
                ("blockquote",), ("tr",), ("figcaption", "caption"),
@@ -79,24 +80,34 @@ _ENDS_ARE_PUNCT = all(_PUNCT.match(c) for c in _ENDS_CHARS + _COMMAS_CHARS)
 _ASCII = [chr(i) for i in range(128)]
 _ASCII_CLASSES = tuple("".join(c for c in _ASCII if pattern.match(c)).encode("ascii")
                        for pattern in (_PUNCT, _ENDS, _COMMAS, _DIGITS))
+_ASCII_BYTES = bytes(range(128))  # deleted from UTF-8 text, they leave its other characters
 
 
 def _punct(text: str) -> tuple[int, int, int, int]:
     """(punctuation, sentence ends, commas, digits) by Unicode class, so "。" counts as ".".
     The counts are how many characters of ``text`` ``_PUNCT``, ``_ENDS``, ``_COMMAS`` and
-    ``_DIGITS`` match; ASCII text on its bytes, other text with two regex passes, not four."""
-    if text.isascii():
-        data = text.encode("ascii")
-        size = len(data)
-        punct, ends, commas, digits = _ASCII_CLASSES
-        return (size - len(data.translate(None, punct)), size - len(data.translate(None, ends)),
-                size - len(data.translate(None, commas)), size - len(data.translate(None, digits)))
-    digits = sum(map(len, _DIGIT_RUNS.findall(text)))
-    marks = "".join(_PUNCT_RUNS.findall(text))
-    if not marks:
-        return 0, 0, 0, digits
-    pool = marks if _ENDS_ARE_PUNCT else text
-    return len(marks), len(_ENDS.findall(pool)), len(_COMMAS.findall(pool)), digits
+    ``_DIGITS`` match. Each class is a property of single characters, so the counts add up over
+    any split of the text: its ASCII characters are counted on the UTF-8 bytes (a byte below
+    128 is only ever an ASCII character there), the others (most often a few quotes, dashes
+    or accented letters in Latin text) with two regex passes over just them, not four over
+    the whole text."""
+    data = text.encode("utf-8", "surrogatepass")
+    size = len(data)
+    punct, ends, commas, digits = _ASCII_CLASSES
+    punct, ends, commas, digits = (
+        size - len(data.translate(None, punct)), size - len(data.translate(None, ends)),
+        size - len(data.translate(None, commas)), size - len(data.translate(None, digits)))
+    if size == len(text):  # all ASCII
+        return punct, ends, commas, digits
+    rest = data.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+    digits += sum(map(len, _DIGIT_RUNS.findall(rest)))
+    marks = "".join(_PUNCT_RUNS.findall(rest))
+    punct += len(marks)
+    pool = marks if _ENDS_ARE_PUNCT else rest
+    if pool:
+        ends += len(_ENDS.findall(pool))
+        commas += len(_COMMAS.findall(pool))
+    return punct, ends, commas, digits
 
 
 def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
@@ -143,7 +154,7 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
     container_chars = len(node_text(container)) or 1
     tail = (math.log1p(container_chars), min(1.0, container_links / container_chars), math.log1p(n))
     punct_bytes, ends_bytes, commas_bytes, digit_bytes = _ASCII_CLASSES
-    names, groups, kids = tree.names, tree.groups, tree.kids
+    names, groups = tree.names, tree.groups
     log1p = math.log1p
     # first h1/h2: the blocks before it are "before_heading" (the heading itself is not)
     heading = next((i for i, (_, _, _, tag, _) in enumerate(found) if tag in ("h1", "h2")), n)
@@ -165,20 +176,13 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
             digits = chars - len(data.translate(None, digit_bytes))
         else:
             punct, ends, commas, digits = _punct(text)
-        named = names.get(key)
-        if named is None:
-            named = names[key] = read_name(node)
-        cls, _, positive, negative = named
+        cls, _, positive, negative = names[key]  # every candidate's, read by the walk
         if cls:
             entry = up.get(key)
             if entry is None:
                 same_share = log_same = 0.0
             else:
-                parent_key = entry[0]
-                counts = groups.get(parent_key)
-                if counts is None:
-                    counts = tree.block_groups(parent_key)
-                same = counts[(tag, cls)]
+                same = groups[entry[0]][(tag, cls)]
                 same_share, log_same = same / max(1, tree.children(key)), log1p(same)
         else:
             same_share = log_same = 0.0

@@ -141,10 +141,13 @@ def _drop(found: list[Block], probs: list[float], model: BlockModel, limit: floa
     if len(found) < 2:
         return 0
     total = sum(b.chars for b in found) or 1
-    # the score first: the tag and the query (a CSS match per block) only for blocks it dooms
+    # the score first, the tag only for blocks it dooms. No block other than a <pre> holds a
+    # <pre> or <h1>: both are block tags, and a block is a leaf of the block tags (what is
+    # inside a <pre> is the <pre>'s), found by tag id as Lexbor's type selectors match — so
+    # ``css_first("pre, h1")`` on a doomed block, a query each, always came back empty
     doomed = [b for b, p in zip(found, probs)
               if p < limit and b.chars < model.protect_share * total
-              and b.node.tag not in ("pre", "h1") and b.node.css_first("pre, h1") is None]
+              and b.node.tag not in ("pre", "h1")]
     if sum(b.chars for b in doomed) > model.max_drop_share * total:
         return 0
     for b in doomed:

@@ -6,11 +6,12 @@ children, its ancestors' class and id) with a C call that builds Python objects,
 costs ~5 µs whatever it matches. So the subtree is traversed once (``Walk``: the block-tag
 elements, anchors and images in document order — what ``css(...)`` of each returns, matched by
 tag id as Lexbor's type selectors are), each parent is fetched once by the walk up from the
-leaves (``Tree.up``), which also records each parent's block-tag children (``Tree.kids``: a
-block's siblings of its own tag are all candidates, so their repetition is counted among them
-without reading the parent's other children), each node's class and id are read once
-(``Tree.names``), facts about ancestors are memoised top-down (``Tree.info``), and an anchor or
-image is given to its block by a memoised walk up (``owners``) instead of a query per block.
+leaves (``Tree.up``), which also reads every candidate's class and id once (``Tree.names``) and
+counts each parent's classed block-tag children by (tag, class) (``Tree.groups``: a block's
+siblings of its own tag are all candidates, so their repetition is counted among them without
+reading the parent's other children), facts about ancestors are memoised top-down
+(``Tree.info``), and an anchor or image is given to its block by a memoised walk up
+(``owners``) instead of a query per block.
 Blocks never nest (a leaf holds no block element; what is inside a ``<pre>`` belongs to the
 ``<pre>``), so this finds exactly what per-block queries found.
 """
@@ -93,6 +94,7 @@ BLOCK_IDS = _tag_ids(BLOCK_TAGS)  # tag id -> tag, the block tags
 ROOT_INFO = (0, 0, 0, 0, 0, 0, 0, False, 0, ())
 NO_FLAGS = (False, False)  # what ``flags`` gives a node without class and id
 _FURNITURE = frozenset({"header", "footer", "aside", "nav", "figure", "form"})
+_NO_GROUPS: dict = {}  # a parent without classed block-tag children (never written to)
 
 
 class Tree:
@@ -107,11 +109,10 @@ class Tree:
         # below the container
         self.up: dict[int, tuple[int, LexborNode]] = {}
         self.memo: dict[int, tuple] = {self.top: ROOT_INFO}
-        # parent mem_id -> its children with a block tag, as (mem_id, node, tag): every such
-        # child is a candidate of the walk, so these are all of them (``Walk``)
-        self.kids: dict[int, list[tuple[int, LexborNode, str]]] = {}
-        self.names: dict[int, tuple] = {}  # mem_id -> read_name(node)
-        self.groups: dict[int, dict] = {}  # parent mem_id -> {(tag, class): count}, block tags
+        self.names: dict[int, tuple] = {}  # mem_id -> read_name(node), every candidate's (Walk)
+        # parent mem_id -> {(tag, class): count} of its classed block-tag children: every such
+        # child is a candidate of the walk, so ``Walk`` counts all of them
+        self.groups: dict[int, dict] = {}
         self.counts: dict[int, int] = {}  # parent mem_id -> non-text children
         self.family: dict[int, tuple[int, dict]] = {}  # parent mem_id -> _siblings
         self.owner: dict[int, int] = {}  # mem_id -> index of the block holding it, -1 none (owners)
@@ -128,7 +129,7 @@ class Tree:
         """(depth, positive, negative, in_li, in_table, in_quote, in_furniture, in_pre,
         repeated, chain) for ``node``, counting ``node`` itself; ``chain`` is the ``mem_id``s
         from just below the container down to ``node``."""
-        memo, up, names = self.memo, self.up, self.names
+        memo, up, names, groups = self.memo, self.up, self.names, self.groups
         chain = []
         base = memo.get(key)
         while base is None:
@@ -146,7 +147,13 @@ class Tree:
                 named = names[key] = read_name(item)
             cls, _, positive, negative = named
             tag = item.tag
-            same = self.repeats(key, tag, cls) if cls else 0
+            if not cls:
+                same = 0
+            elif tag in BLOCK_TAGS:  # ``repeats``, inlined for the usual case
+                entry = up.get(key)
+                same = groups.get(entry[0], _NO_GROUPS).get((tag, cls), 0) if entry else 0
+            else:
+                same = self.repeats(key, tag, cls)
             base = (depth + 1, pos or int(positive), neg or int(negative), li or int(tag == "li"),
                     table or int(tag in ("table", "tr")), quote or int(tag == "blockquote"),
                     furniture or int(tag in _FURNITURE),
@@ -157,7 +164,7 @@ class Tree:
     def repeats(self, key: int, tag: str | None, cls: str) -> int:
         """How many siblings (including the node ``key``, whose class ``cls`` is not empty) share
         its tag and class — cards, teasers, comments and posts come in runs. A block tag's
-        siblings of that tag are all walk candidates (``kids``): counted among them, without
+        siblings of that tag are all walk candidates (``groups``): counted among them, without
         reading the other children; any other tag reads the parent's children (``_siblings``)."""
         entry = self.up.get(key)
         if entry is None:
@@ -167,20 +174,9 @@ class Tree:
         return self._siblings(*entry)[1].get((tag or "", cls), 0)
 
     def block_groups(self, parent_key: int) -> dict:
-        """{(tag, class): count} of the classed block-tag children of ``parent_key``, once."""
-        value = self.groups.get(parent_key)
-        if value is None:
-            value = self.groups[parent_key] = {}
-            names = self.names
-            for key, node, tag in self.kids.get(parent_key, ()):
-                named = names.get(key)
-                if named is None:
-                    named = names[key] = read_name(node)
-                cls = named[0]
-                if cls:
-                    signature = (tag, cls)
-                    value[signature] = value.get(signature, 0) + 1
-        return value
+        """{(tag, class): count} of the classed block-tag children of ``parent_key`` (counted
+        by ``Walk``, which visits every one of them)."""
+        return self.groups.get(parent_key, _NO_GROUPS)
 
     def children(self, key: int) -> int:
         """The number of non-text children of the parent of the node ``key`` (1 at the top)."""
@@ -244,20 +240,29 @@ class Walk:
             elif tag_id == img_id:
                 images.append(node)
         # the elements with a candidate below them (not leaves), and every candidate's and
-        # ancestor's parent, from one walk up that stops where an earlier one passed
+        # ancestor's parent, from one walk up that stops where an earlier one passed; on the
+        # way, each candidate's class and id (``Tree.names``: nearly every candidate is asked
+        # for them later, as a block, an ancestor or a sibling) and each parent's (tag, class)
+        # counts of its classed block-tag children (``Tree.groups``), in one flat loop instead
+        # of a memoised call per parent
         self.inner = inner = set()
-        up, kids = tree.up, tree.kids
-        for candidate in candidates:
-            key, node, _ = candidate
+        up, names, groups = tree.up, tree.names, tree.groups
+        for key, node, tag in candidates:
             parent = node.parent
             if parent is None:
                 continue
             parent_key = parent.mem_id
-            family = kids.get(parent_key)
-            if family is None:
-                kids[parent_key] = [candidate]
-            else:
-                family.append(candidate)
+            named = names.get(key)
+            if named is None:
+                named = names[key] = read_name(node)
+            cls = named[0]
+            if cls:
+                counts = groups.get(parent_key)
+                signature = (tag, cls)
+                if counts is None:
+                    groups[parent_key] = {signature: 1}
+                else:
+                    counts[signature] = counts.get(signature, 0) + 1
             while True:
                 up[key] = (parent_key, parent)
                 if parent_key == top or parent_key in inner:
