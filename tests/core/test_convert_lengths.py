@@ -194,6 +194,22 @@ def test_junk_by_tag_name_leaves_the_tree_the_selector_loop_left():
     assert new.html == old.html and "<script" not in new.html and "<svg" not in new.html
 
 
+def test_class_id_repeats_come_side_by_side():
+    # prune's name loop skips a node equal to the one before it, in place of ``unique``
+    page = ("<body><div class=a id=b><p id=c>x<span class=d>y</span></p><i class=e id=f>z</i></div>"
+            "<nav id=g class=h><ul class=i><li id=j class=k>l</li></ul></nav><b class=''>m</b><b id=''>n</b></body>")
+    listed = [n.mem_id for n in LexborHTMLParser(page).body.css("[class], [id]")]
+    once = [key for i, key in enumerate(listed) if i == 0 or key != listed[i - 1]]
+    assert once == list(dict.fromkeys(listed)) and len(listed) > len(once)
+
+
+@pytest.mark.parametrize("cls", ["site-footer main", "a  b", "", "x_nav:y", "has-sidebar", "comment-list"])
+def test_name_without_an_id_is_the_class_list(cls):
+    from webshelf.core.convert.html_main_content import _match
+
+    assert _match(cls) == _match(f"{cls} ")
+
+
 def test_holders_united_with_known_holders():
     from webshelf.core.convert.html_main_content import _KEEPS, _NAME_KEEPS, _holders
 
