@@ -146,7 +146,9 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, 
         for node in noscripts:
             node.unwrap() if keep_noscript else node.remove()
         total = _text_len(body) or 1
-    hidden = [n for n in body.css(_HIDDEN) if n.tag not in ("html", "body")]
+    # each once: a node with two markers (hidden and aria-hidden) is listed twice, and its text
+    # counted twice toward the 60% that keeps every hidden element
+    hidden = [n for n in unique(body.css(_HIDDEN)) if n.tag not in ("html", "body")]
     if sum(_text_len(n) for n in hidden) < 0.6 * total:
         for node in hidden:
             node.remove()
