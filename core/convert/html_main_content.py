@@ -14,8 +14,9 @@ Cost (issue 14's speed goal): the decisions are the same as ever; what is cheap 
 measured — ``_match`` (and ``_classify``) is memoised per class/id string (a page repeats its class lists, and
 sites share them) and one ``html_density.Lengths`` memo carries the lengths measured while picking the
 container on to ``narrow`` and ``drop_link_blocks``, which measure the same nodes. Lexbor matches
-every selector of a list against every node, so ``prune`` asks it short lists: junk goes by tag name
-in C (``strip_tags``) and chrome is ``nav, aside, [role]`` with the role checked here (``_chrome``).
+every selector of a list against every node, so ``prune`` asks it short lists: chrome is ``nav, aside,
+[role]`` with the role checked here (``_chrome``); junk (15 tag names) is one query all the same, which
+costs less than 15 tag-name walks (``_drop_junk``).
 """
 
 from __future__ import annotations
@@ -135,9 +136,7 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, 
     thread (``thread``: core/convert/thread_url.py) the elements named like comments are the
     replies, the content, and stay."""
     # remove() detaches without freeing, so nodes already listed stay safe to inspect.
-    # Junk goes by tag name in C (one lexbor tag lookup per name, no node handed to Python):
-    # what is left is the tree minus every subtree rooted at a junk element, whatever the order.
-    tree.strip_tags(_JUNK_TAG_LIST, recursive=True)
+    _drop_junk(tree)
     # <noscript> is junk, except on pages that only render their text there (Discourse's
     # crawler view): then it is the content.
     noscripts = body.css("noscript")
@@ -147,7 +146,9 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, 
         for node in noscripts:
             node.unwrap() if keep_noscript else node.remove()
         total = _text_len(body) or 1
-    hidden = [n for n in body.css(_HIDDEN) if n.tag not in ("html", "body")]
+    # each once: a node with two markers (hidden and aria-hidden) is listed twice, and its text
+    # counted twice toward the 60% that keeps every hidden element
+    hidden = [n for n in unique(body.css(_HIDDEN)) if n.tag not in ("html", "body")]
     if sum(_text_len(n) for n in hidden) < 0.6 * total:
         for node in hidden:
             node.remove()
@@ -169,10 +170,18 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, 
     # Lexbor lists a node once per selector of a list it matches: one with both a class and an id
     # came twice, and its comment section counted twice against the rest of the page (a thread
     # under an article stayed whenever it was over a third of the page: readability's pixnet).
+    # The repeats come side by side (Lexbor tries the whole list on a node before the next), so
+    # skipping the node just seen is ``unique`` for a tenth of its cost (~900 nodes a page).
     named: dict[str, list[LexborNode]] = {}
-    for node in unique(body.css("[class], [id]")):
-        name = f"{node.attrs.get('class') or ''} {node.id or ''}"
-        kind, token = _match(name)
+    last = None
+    for node in body.css("[class], [id]"):
+        key = node.mem_id
+        if key == last:
+            continue
+        last = key
+        # the class list alone when there is no id (most nodes): the same tokens as "class id"
+        node_id, cls = node.id, node.attrs.get("class")
+        kind, token = _match((cls or "") if node_id is None else f"{cls or ''} {node_id}")
         if kind is not None and _in_code(node):
             continue  # a highlighter's token (hljs-comment, Prism's "token comment", Pygments' sr): code
         if kind == "comment":
@@ -188,6 +197,15 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, 
             node.remove()
     if not thread:
         _drop_comments(body, comments, comment_share)
+
+
+def _drop_junk(tree: LexborHTMLParser) -> None:
+    """``tree.strip_tags(_JUNK_TAG_LIST, recursive=True)``: the tree minus every subtree rooted at
+    a junk element, whatever the order (one inside a subtree already gone is detached again,
+    harmlessly). One walk matching the 15 names costs less than ``strip_tags``' 15 tag-name walks
+    of the document, the ~90 elements a page handed to Python included (docs/benchmarks.md, s10-prune)."""
+    for node in tree.css(_JUNK_TAGS):
+        node.remove()
 
 
 def _in_code(node: LexborNode) -> bool:

@@ -183,15 +183,37 @@ def test_chrome_query_is_the_twelve_selector_query():
     assert [n.mem_id for n in _chrome(tree.body)] == expected and len(expected) >= 8
 
 
-def test_junk_by_tag_name_leaves_the_tree_the_selector_loop_left():
-    from webshelf.core.convert.html_main_content import _JUNK_TAG_LIST, _JUNK_TAGS
+_NESTED_JUNK = ("<body><object><embed src=x><svg><style>s</style><script>x</script></svg></object>"
+                "<iframe><iframe>i</iframe></iframe><template><script>t</script></template>"
+                "<p>keep<canvas><svg><title>t</title></svg></canvas> me</p><dialog><form><button>b</button>"
+                "<input><select><option>o</select><textarea>t</textarea></form></dialog></body>")
 
-    old, new = LexborHTMLParser(_PRUNE_PAGE), LexborHTMLParser(_PRUNE_PAGE)
-    for node in old.css(_JUNK_TAGS):
-        if node.tag not in ("html", "body"):
-            node.remove()
-    new.strip_tags(_JUNK_TAG_LIST, recursive=True)
+
+@pytest.mark.parametrize("page", [_PRUNE_PAGE, _NESTED_JUNK])
+def test_junk_walk_leaves_the_tree_strip_tags_left(page):
+    from webshelf.core.convert.html_main_content import _JUNK_TAG_LIST, _drop_junk
+
+    old, new = LexborHTMLParser(page), LexborHTMLParser(page)
+    old.strip_tags(_JUNK_TAG_LIST, recursive=True)
+    _drop_junk(new)
     assert new.html == old.html and "<script" not in new.html and "<svg" not in new.html
+    assert page is _PRUNE_PAGE or ("keep" in new.html and "<object" not in new.html and "<dialog" not in new.html)
+
+
+def test_class_id_repeats_come_side_by_side():
+    # prune's name loop skips a node equal to the one before it, in place of ``unique``
+    page = ("<body><div class=a id=b><p id=c>x<span class=d>y</span></p><i class=e id=f>z</i></div>"
+            "<nav id=g class=h><ul class=i><li id=j class=k>l</li></ul></nav><b class=''>m</b><b id=''>n</b></body>")
+    listed = [n.mem_id for n in LexborHTMLParser(page).body.css("[class], [id]")]
+    once = [key for i, key in enumerate(listed) if i == 0 or key != listed[i - 1]]
+    assert once == list(dict.fromkeys(listed)) and len(listed) > len(once)
+
+
+@pytest.mark.parametrize("cls", ["site-footer main", "a  b", "", "x_nav:y", "has-sidebar", "comment-list"])
+def test_name_without_an_id_is_the_class_list(cls):
+    from webshelf.core.convert.html_main_content import _match
+
+    assert _match(cls) == _match(f"{cls} ")
 
 
 def test_holders_united_with_known_holders():
