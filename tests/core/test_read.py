@@ -113,6 +113,26 @@ def test_any_offset_of_a_large_page_reads_the_same_as_splitting_it(config):
         read_file(page.path, 40_001, 10, config=config)
 
 
+def test_the_line_index_counts_every_block_as_bytes_count_does_and_lets_the_map_close(tmp_path):
+    """core.line_index.build counts with stringzilla on a view of the map: the same counts as
+    slicing and ``bytes.count`` per block (newlines on both sides of a block edge, a last open
+    line), and the view is released, so the page's map closes (an exported buffer would refuse)."""
+    import mmap
+
+    from webshelf.core import line_index
+
+    block = line_index.BLOCK
+    data = (b"a" * (block - 1) + b"\n" + b"\n" + b"x\n" * 5 + "é\n".encode() * block)[: 3 * block + 7] + b"tail"
+    (tmp_path / "page.md").write_bytes(data)
+    with open(tmp_path / "page.md", "rb") as f:
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        index = line_index.build(mapped)
+        mapped.close()  # BufferError if build kept an exported view
+    before = [data[:start].count(b"\n") for start in range(0, len(data), block)]
+    assert (index.before, index.newlines, index.open_end) == (before, data.count(b"\n"), True)
+    assert line_index.build(b"") == line_index.LineIndex(0, [], 0, False)
+
+
 def test_a_fifo_under_a_page_name_is_refused_without_blocking(stored, config):
     fifo = stored.parent / "fifo-page.md"
     os.mkfifo(fifo)
