@@ -1,34 +1,45 @@
-"""Text-less links: a link with no text never comes out with its URL as its text.
+"""Links around blocks: their images stay images, never link text.
 
-Why: html-to-markdown renders a link that holds a block but no text — an image card
-``<a href=U><div><img src=S alt=""></div></a>``, a gallery tile, a card's overlay link around an
-empty ``<div>``, an image whose only source is a ``srcset`` — as ``[U](U)``: the URL becomes the
-link's text. The reader gets a line of URL words that is not on the page (on WCXB dev 788 such
-links on 127 pages: image galleries, product grids), where the same link without the block
-comes out as ``[![](S)](U)`` or ``[](U)``. Rewriting the link's content as its images (those the
-converter can render: with a ``src``) gives that form whatever wraps them. A link with text, or
-with an image that has alt text and a source (the converter makes the alt its text), is left
-alone.
+Why: html-to-markdown renders a link that holds a block — a card
+``<a href=U><div><img src=S alt=A></div><div>Title</div></a>``, a gallery tile, an overlay link
+around an empty ``<div>`` — without its images, and writes their alt text into the link text
+(``[A Title](U)``: "A plate of pasta on a green surface Easy Pork Ragù") or, with no text at all,
+the URL (``[U](U)``). Neither is on the page. The same image outside a block comes out as
+``![A](S)``. So, before conversion: a link with no text becomes just its images (those the
+converter can render: with a ``src``), ``[![A](S)](U)`` or an empty ``[](U)``; a link with text
+and a block inside gets its images moved out in front of it (``![A](S)[Title](U)``). On WCXB dev:
+788 URL-as-text links on 127 pages and the alt texts of card grids (recipes, products), which
+repeated each name or put a photo's description into the title (docs/benchmarks.md,
+"s10-precision").
 """
 
 from __future__ import annotations
 
 from selectolax.lexbor import LexborNode
 
+_BLOCKS = "div, p, section, figure, ul, ol, li, table, header, footer, article, blockquote, dl, h1, h2, h3, h4, h5, h6"
 
-def empty_links(node: LexborNode) -> int:
-    """Rewrite every ``<a>`` under ``node`` that has no text but an element inside as just its
-    images with a ``src`` (none: an empty link); returns how many."""
+
+def images_out_of_links(node: LexborNode) -> int:
+    """Apply the two rewrites above to every ``<a>`` under ``node`` that holds more than one
+    text or image (a lone image or text the converter writes as it is); returns how many links
+    were rewritten."""
     rewritten = 0
     for link in node.css("a"):
         child = link.child
         if child is None or (child.next is None and child.tag in ("img", "-text")):
-            continue  # empty, one image or one text: the converter writes it as it is
-        if link.text(deep=True, strip=True):
             continue
-        images = [i for i in link.css("img") if (i.attributes.get("src") or "").strip()]
-        if any((i.attributes.get("alt") or "").strip() for i in images):
+        if not link.text(deep=True, strip=True):
+            images = [i for i in link.css("img") if (i.attributes.get("src") or "").strip()]
+            link.inner_html = "".join(i.html or "" for i in images)
+            rewritten += 1
             continue
-        link.inner_html = "".join(i.html or "" for i in images)
+        images = link.css("img")
+        if not images or link.css_first(_BLOCKS) is None:
+            continue  # inline content: the converter keeps the images inside the link
+        for image in images:
+            if (image.attributes.get("src") or "").strip():
+                link.insert_before(image)  # Lexbor inserts a copy
+            image.remove()
         rewritten += 1
     return rewritten

@@ -72,7 +72,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from webshelf.core.convert.html_code import normalise_code_blocks, squeeze_blanks
 from webshelf.core.convert.html_huge import convert_huge
-from webshelf.core.convert.html_links import empty_links
+from webshelf.core.convert.html_links import images_out_of_links
 from webshelf.core.convert.html_tables import unwrap_layout_tables
 from webshelf.core.convert.html_main_content import DEFAULT, Tuning, main_content
 
@@ -218,7 +218,7 @@ def _polish(node) -> None:
     """Small fixes on the chosen subtree before conversion: drop heading permalinks ("¶"),
     lift headings out of the links and emphasis around them, make every ``<pre>`` one clean code block with
     its language (``core.convert.html_code``), turn layout tables into text blocks
-    (``core.convert.html_tables``), a link without text keeps no URL as its text
+    (``core.convert.html_tables``), a link around a block keeps its images as images
     (``core.convert.html_links``)."""
     _lift_headings_out_of_inline(node)
     for a in node.css("h1 a[href^='#'], h2 a[href^='#'], h3 a[href^='#'], h4 a[href^='#'], "
@@ -227,7 +227,7 @@ def _polish(node) -> None:
             a.remove()
     normalise_code_blocks(node)
     unwrap_layout_tables(node)
-    empty_links(node)
+    images_out_of_links(node)
 
 
 def _convert(html: str, url: str | None) -> str:
