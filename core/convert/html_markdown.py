@@ -26,7 +26,8 @@ Python decisions per page:
 5. fidelity fixes (``html_code``: every ``<pre>`` one clean fenced block, gutters dropped,
    language kept; ``html_tables``: layout tables become text; a heading inside a link or an
    emphasis keeps its level; ``html_links``: a link around a block keeps its images as images,
-   never their alt text or its URL as link text), then html-to-markdown 3.x (Rust) on that subtree only; a
+   never their alt text or its URL as link text; ``html_media``: a video's fallback text goes),
+   then html-to-markdown 3.x (Rust) on that subtree only; a
    repeated *section* (responsive double render) is dropped, repeated item headings are not;
    blank lines are squeezed outside code only. bench/markdown_fidelity.py counts each of these
    on every corpus page against the chosen content.
@@ -75,6 +76,7 @@ from selectolax.lexbor import LexborHTMLParser
 from webshelf.core.convert.html_code import normalise_code_blocks, squeeze_blanks
 from webshelf.core.convert.html_huge import convert_huge
 from webshelf.core.convert.html_links import images_out_of_links
+from webshelf.core.convert.html_media import drop_media_fallback
 from webshelf.core.convert.html_tables import unwrap_layout_tables
 from webshelf.core.convert.html_main_content import DEFAULT, Tuning, main_content
 
@@ -221,7 +223,7 @@ def _polish(node) -> None:
     lift headings out of the links and emphasis around them, make every ``<pre>`` one clean code block with
     its language (``core.convert.html_code``), turn layout tables into text blocks
     (``core.convert.html_tables``), a link around a block keeps its images as images
-    (``core.convert.html_links``)."""
+    (``core.convert.html_links``), a video's fallback text goes (``core.convert.html_media``)."""
     _lift_headings_out_of_inline(node)
     for a in node.css("h1 a[href^='#'], h2 a[href^='#'], h3 a[href^='#'], h4 a[href^='#'], "
                       "h5 a[href^='#'], h6 a[href^='#'], dt a[href^='#'], a.headerlink"):
@@ -230,6 +232,7 @@ def _polish(node) -> None:
     normalise_code_blocks(node)
     unwrap_layout_tables(node)
     images_out_of_links(node)
+    drop_media_fallback(node)
 
 
 def _convert(html: str, url: str | None) -> str:
