@@ -25,7 +25,9 @@ Python decisions per page:
    more than 40% of the container's text;
 5. fidelity fixes (``html_code``: every ``<pre>`` one clean fenced block, gutters dropped,
    language kept; ``html_tables``: layout tables become text; a heading inside a link or an
-   emphasis keeps its level), then html-to-markdown 3.x (Rust) on that subtree only; a
+   emphasis keeps its level; ``html_links``: a link around a block keeps its images as images,
+   never their alt text or its URL as link text; ``html_media``: a video's fallback text goes),
+   then html-to-markdown 3.x (Rust) on that subtree only; a
    repeated *section* (responsive double render) is dropped, repeated item headings are not;
    blank lines are squeezed outside code only. bench/markdown_fidelity.py counts each of these
    on every corpus page against the chosen content.
@@ -38,8 +40,9 @@ domain on WCXB dev, the block model trained on 4 folds and scored on the 5th; th
 corpus is a second check never trained on — mean word F1 / precision / ``with`` snippets, as
 served (hidden-content removal, then the steps above):
 
-    WCXB dev, 1,358 pages        webshelf 0.845 / 0.845 / 0.856 (this module alone 0.848 F1)
-                                 rules only (steps 1-3, 5) 0.839 / 0.821 / 0.870
+    WCXB dev, 1,358 pages        webshelf 0.849 / 0.853 / 0.854 (session 10; 0.845 / 0.845 /
+                                 0.856 before html_links; this module alone 0.848 F1 then)
+                                 rules only (steps 1-3, 5; before html_links) 0.839 / 0.821 / 0.870
                                  trafilatura 0.816 / 0.849 / 0.805
                                  rs-trafilatura (text output) 0.844 / 0.851 / 0.860
     readability, 130 pages       webshelf 0.954 / 0.956, trafilatura 0.928 / 0.948,
@@ -72,6 +75,8 @@ from selectolax.lexbor import LexborHTMLParser
 
 from webshelf.core.convert.html_code import normalise_code_blocks, squeeze_blanks
 from webshelf.core.convert.html_huge import convert_huge
+from webshelf.core.convert.html_links import images_out_of_links
+from webshelf.core.convert.html_media import drop_media_fallback
 from webshelf.core.convert.html_tables import unwrap_layout_tables
 from webshelf.core.convert.html_main_content import DEFAULT, Tuning, main_content
 
@@ -217,7 +222,8 @@ def _polish(node) -> None:
     """Small fixes on the chosen subtree before conversion: drop heading permalinks ("¶"),
     lift headings out of the links and emphasis around them, make every ``<pre>`` one clean code block with
     its language (``core.convert.html_code``), turn layout tables into text blocks
-    (``core.convert.html_tables``)."""
+    (``core.convert.html_tables``), a link around a block keeps its images as images
+    (``core.convert.html_links``), a video's fallback text goes (``core.convert.html_media``)."""
     _lift_headings_out_of_inline(node)
     for a in node.css("h1 a[href^='#'], h2 a[href^='#'], h3 a[href^='#'], h4 a[href^='#'], "
                       "h5 a[href^='#'], h6 a[href^='#'], dt a[href^='#'], a.headerlink"):
@@ -225,6 +231,8 @@ def _polish(node) -> None:
             a.remove()
     normalise_code_blocks(node)
     unwrap_layout_tables(node)
+    images_out_of_links(node)
+    drop_media_fallback(node)
 
 
 def _convert(html: str, url: str | None) -> str:
