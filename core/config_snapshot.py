@@ -80,16 +80,22 @@ def _well_formed(settings: Any) -> bool:
             and all(isinstance(v, int) for v in settings["char_limit_range"]))
 
 
-def _key(file: Path, named: bool, data: bytes | None, env: list[str]) -> str:
-    stamps = []
-    for source in SOURCES:
+def source_stamps(sources: tuple[Path, ...]) -> list[list[int] | None]:
+    """[size, mtime_ns] of each source file (None when it is gone): a snapshot is keyed by the
+    code that made it (this module's ``SOURCES``; mcp_early.py's frame snapshot too)."""
+    stamps: list[list[int] | None] = []
+    for source in sources:
         try:
             st = os.stat(source)
             stamps.append([st.st_size, st.st_mtime_ns])
         except OSError:
             stamps.append(None)
+    return stamps
+
+
+def _key(file: Path, named: bool, data: bytes | None, env: list[str]) -> str:
     state = [FORMAT, str(file), named, None if data is None else hashlib.sha256(data).hexdigest(),
-             [[name, os.environ.get(name)] for name in env], stamps]
+             [[name, os.environ.get(name)] for name in env], source_stamps(SOURCES)]
     return hashlib.sha256(json.dumps(state).encode()).hexdigest()
 
 

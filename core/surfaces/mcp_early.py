@@ -100,14 +100,9 @@ def key() -> str | None:
     versions = _dist_versions()
     if not all(versions.values()):
         return None
-    stamps = []
-    for source in SOURCES:
-        try:
-            st = os.stat(source)
-            stamps.append([st.st_size, st.st_mtime_ns])
-        except OSError:
-            stamps.append(None)
-    return json.dumps([FORMAT, versions, stamps, sys.executable])
+    from webshelf.core.config_snapshot import source_stamps
+
+    return json.dumps([FORMAT, versions, source_stamps(SOURCES), sys.executable])
 
 
 def _load() -> dict[str, Any] | None:
