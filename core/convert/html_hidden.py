@@ -160,9 +160,10 @@ def _values(nodes: list, name: str) -> list:
         return [n.attrs.get(name) for n in nodes]
 
 
-# 4,096 selectors: on WCXB dev served in one process they hit 86% of key lookups (unbounded: 89%,
-# but 26,773 entries held +21 MB of peak RSS; 4,096 hold +3.5 MB, issue 14's memory goal)
-_SELECTOR_MEMO = 4096
+# 1,024 selectors: on WCXB dev served in one process they keep 84% of key lookups as hits
+# (unbounded: 89%, but its 26,773 entries held +21 MB of peak RSS; 1,024 are within the noise
+# of none, about 1 MB: issue 14's memory goal)
+_SELECTOR_MEMO = 1024
 
 
 @lru_cache(maxsize=_SELECTOR_MEMO)
