@@ -80,6 +80,23 @@ def _well_formed(settings: Any) -> bool:
             and all(isinstance(v, int) for v in settings["char_limit_range"]))
 
 
+def save_json(path: Path, value: Any) -> None:
+    """Write ``value`` as JSON to ``path`` atomically (a unique temporary file, then ``os.replace``):
+    concurrent starts never see half a file. A cache that cannot be written is no snapshot, never
+    an error (this module's snapshot and mcp_early.py's frames)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "x", encoding="utf-8") as f:
+            json.dump(value, f)
+        os.replace(tmp, path)
+    except (OSError, TypeError, ValueError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
 def source_stamps(sources: tuple[Path, ...]) -> list[list[int] | None]:
     """[size, mtime_ns] of each source file (None when it is gone): a snapshot is keyed by the
     code that made it (this module's ``SOURCES``; mcp_early.py's frame snapshot too)."""
@@ -143,17 +160,7 @@ class Probe:
                                    "settings": settings}
         while len(entries) > MAX_ENTRIES:
             del entries[next(iter(entries))]
-        tmp = path.with_name(f".{NAME}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "x", encoding="utf-8") as f:
-                json.dump(entries, f)
-            os.replace(tmp, path)
-        except (OSError, TypeError, ValueError):  # a cache that cannot be written is no snapshot, never an error
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        save_json(path, entries)
 
 
 def settings_of(config: Any) -> dict[str, Any] | None:

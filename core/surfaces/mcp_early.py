@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -328,18 +327,9 @@ def record(early: Early, frame: str, section: str = "frames") -> None:
     if not isinstance(stored.get(section), dict):
         stored[section] = {}
     stored[section][version] = frame[len(head):]
-    path = frames_file()
-    tmp = path.with_name(f".{NAME}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "x", encoding="utf-8") as f:
-            json.dump(stored, f)
-        os.replace(tmp, path)
-    except OSError:  # a cache that cannot be written is no snapshot, never an error
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    from webshelf.core.config_snapshot import save_json
+
+    save_json(frames_file(), stored)
 
 
 def on_sdk_frame(early: Early, frame: str) -> bool:
