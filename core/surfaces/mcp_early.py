@@ -32,6 +32,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +95,11 @@ def _dist_versions() -> dict[str, str | None]:
     return found
 
 
+@lru_cache(maxsize=1)
 def key() -> str | None:
-    """The snapshot key of this installation, or None when a distribution is not found."""
+    """The snapshot key of this installation, or None when a distribution is not found: once
+    per process (a scan of ``sys.path`` and a stat per source; the first start asks again when
+    it records the SDK's frames)."""
     versions = _dist_versions()
     if not all(versions.values()):
         return None
@@ -243,12 +247,13 @@ def open_session(config_file: str | None, fd_in: int = 0, fd_out: int = 1) -> Ea
     stored = _load() if config_ok else None
     if stored is None or stored.get("key") != key():
         return early
-    tail = stored["frames"].get(negotiated(early.requested, stored["handshake"], stored["latest"]))
+    version = negotiated(early.requested, stored["handshake"], stored["latest"])
+    tail = stored["frames"].get(version)
     if not isinstance(tail, str):
         return early
     early.sent = _send(fd_out, HEAD + early.id_json + tail)
-    tools = stored.get("tools", {}).get(negotiated(early.requested, stored["handshake"], stored["latest"])) \
-        if isinstance(stored.get("tools"), dict) else None
+    tools = stored.get("tools")
+    tools = tools.get(version) if isinstance(tools, dict) else None
     if isinstance(tools, str):
         _tools_list(early, fd_in, fd_out, tools)
     return early

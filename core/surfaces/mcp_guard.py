@@ -16,7 +16,7 @@ id hangs for ever. ``check_line`` judges each line first, as JSON-RPC 2.0 says a
   array; an empty batch → one ``-32600``.
 
 A well-formed notification (no ``id``) is never answered, as JSON-RPC requires. Everything else
-goes to the SDK unchanged, and the server keeps serving. ``guarded_stdio`` wires this in: it
+goes to the SDK unchanged, and the server keeps serving. ``wire_stdio`` wires this in: it
 feeds the SDK's ``stdio_server`` a filtered stdin and a stdout whose writes are serialised, so
 a guard answer never tears an SDK frame.
 """
@@ -337,7 +337,3 @@ async def wire_stdio(early: Any = None, guard: bool = True) -> AsyncIterator[tup
         os.dup2(wire_in, 0)
         os.dup2(wire_out, 1)
 
-
-def guarded_stdio(early: Any = None) -> Any:
-    """The SDK's ``stdio_server`` streams, with ``check_line`` in front of it."""
-    return wire_stdio(early)

@@ -126,8 +126,8 @@ async def serve_stdio(config: Config, runtimes: Sequence[Any] = (), early: Any =
     in front of the SDK (core/surfaces/mcp_guard.py), so no client waits for ever on an id.
     ``early``: what was read (and perhaps answered) before the SDK (core/surfaces/mcp_early.py)."""
     _sdk()
-    from webshelf.core.surfaces.mcp_guard import guarded_stdio
+    from webshelf.core.surfaces.mcp_guard import wire_stdio
 
     server = build_server(config, runtimes)
-    async with guarded_stdio(early) as (read_stream, write_stream):
+    async with wire_stdio(early) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

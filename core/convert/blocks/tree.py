@@ -170,13 +170,8 @@ class Tree:
         if entry is None:
             return 0
         if tag in BLOCK_TAGS:
-            return self.block_groups(entry[0]).get((tag, cls), 0)
+            return self.groups.get(entry[0], _NO_GROUPS).get((tag, cls), 0)
         return self._siblings(*entry)[1].get((tag or "", cls), 0)
-
-    def block_groups(self, parent_key: int) -> dict:
-        """{(tag, class): count} of the classed block-tag children of ``parent_key`` (counted
-        by ``Walk``, which visits every one of them)."""
-        return self.groups.get(parent_key, _NO_GROUPS)
 
     def children(self, key: int) -> int:
         """The number of non-text children of the parent of the node ``key`` (1 at the top)."""
