@@ -64,7 +64,8 @@ def _vm_bytes() -> int:
 def _init_worker(memory_mb: int) -> None:
     """In each worker: load the converters, then cap the address space at idle + budget. The loaded
     modules are frozen out of the cyclic GC: they live as long as the worker, and every full
-    collection would otherwise walk them again (~5% of a page's conversion CPU)."""
+    collection would otherwise walk them again (~1% of a page's conversion CPU in an interleaved A/B
+    of two one-worker pools, 300 WCXB pages, 3 rounds: 20.21 -> 20.02 ms median)."""
     import gc
     import importlib
 
