@@ -137,14 +137,16 @@ def _page_names(tree, attr: str) -> set[str]:  # noqa: ANN001 — selectolax tre
     return set("\0".join(values).lower().split("\0"))
 
 
-_NOT_HTML_SPACE = re.compile("[\x0b\x1c-\x1f]")  # what ``str.split()`` also splits ASCII text at
+_NOT_HTML_SPACE = "\x0b\x1c\x1d\x1e\x1f"  # what ``str.split()`` also splits ASCII text at
 
 
 def _class_names(text: str) -> set[str]:
     """The class names in ``text`` (class lists joined by spaces), split at HTML whitespace:
     ``str.split()`` — several times faster than the regex — where it splits at exactly those
-    characters (ASCII text without vertical tab or the separators U+001C–U+001F)."""
-    if text.isascii() and not _NOT_HTML_SPACE.search(text):
+    characters (ASCII text without vertical tab or the separators U+001C–U+001F). Those five are
+    looked for by ``in``, one fast C pass each: a regex character class has no literal to skip
+    to and stepped through the text (140 µs of a median page's 17 kB of class names)."""
+    if text.isascii() and not any(ch in text for ch in _NOT_HTML_SPACE):
         return set(text.split())
     return set(_CLASS_SPLIT.split(text))
 
@@ -218,9 +220,15 @@ def _page_keys_needed(selector: str, own: tuple | None) -> tuple | None:
 
 
 def _matching(tree, rules, keys: _PageKeys) -> list:  # noqa: ANN001 — selectolax tree, SheetRule sequence
-    """``[(rule, nodes)]`` for the rules whose selector matches something in ``tree``, in rule order."""
+    """``[(rule, nodes)]`` for the rules that hide and whose selector matches something in
+    ``tree``, in rule order. The verdict comes before the query: a rule's declarations are parsed
+    once per site (memoised on the rule and by text), a query costs a walk of the tree on every
+    page, and half the rules that reach it hide nothing (CSS resets' ``font-size:100%`` on every
+    tag) — WCXB dev, hidden removal: −4% CPU in all, the same elements."""
     out = []
     for rule in rules:
+        if not keys.may_match(rule.selector) or not rule.declarations.hides():
+            continue
         nodes = keys.matches(rule.selector)
         if nodes:
             out.append((rule, nodes))
@@ -342,10 +350,7 @@ def _sheet_hidden(tree) -> list:  # noqa: ANN001 — selectolax tree
     keys = _PageKeys(tree) if rules.hiding else None
     showers = _PageShowers(tree, rules.showers, keys)
     hidden = []
-    # matched first: lexbor's query is cheaper than tokenizing a block that matches nothing
     for rule, nodes in _matching(tree, rules.hiding, keys):
-        if not rule.declarations.hides():
-            continue
         for node in nodes:
             style = node.attributes.get("style")
             if not overridden(node, rule, showers, parse_declarations(style) if style else None):

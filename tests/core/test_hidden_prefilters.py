@@ -38,7 +38,7 @@ def test_may_hide_is_never_false_where_the_regex_is_true_and_true_changes_nothin
         assert not removed and tree.html == before
 
 
-@pytest.mark.parametrize("classes", ["a b", " A\tB\nc\r\fd ", "x\u00a0y z", "x\x0by z", "x\x1cy", "İx y",
+@pytest.mark.parametrize("classes", ["a b", " A\tB\nc\r\fd ", "x\u00a0y z", "x\x0by z", "x\x1cy", "x\x1fy\x1d z", "İx y",
                                      "Straße STRASSE", "a  b   c", ""])
 def test_class_names_split_at_html_whitespace_only(classes):
     assert html_hidden._class_names(classes.lower()) - {""} == \
@@ -116,6 +116,25 @@ def test_page_sets_are_built_only_when_a_rule_needs_them_and_selector_keys_are_f
         assert html_hidden._selector_keys.cache_info().currsize == 0
         own = html_hidden._required_keys(selector)
         assert memoised == (own, html_hidden._page_keys_needed(selector, own))
+
+
+
+def test_only_hiding_rules_are_queried_and_the_verdicts_are_those_of_querying_first(monkeypatch):
+    """``_matching`` judges a rule's declarations before its query: a rule that hides nothing
+    (a reset's ``font-size:100%``) never reaches lexbor, and the hidden elements are those of
+    querying every rule first (the order before)."""
+    html = ("<style>p, b, i {font-size:100%} .x {display:none} .y {opacity:0.5} i {opacity:0}</style>"
+            '<p class="x">a</p><b class="y">b</b><i>c</i><p>visible</p>')
+    tree = LexborHTMLParser(html)
+    keys = html_hidden._PageKeys(tree)
+    rules = css_hidden.page_sheets([node.text() for node in tree.css("style")]).hiding
+    queried = []
+    monkeypatch.setattr(html_hidden._PageKeys, "_match", lambda self, s: queried.append(s) or tree.css(s))
+    found = html_hidden._matching(tree, rules, keys)
+    assert [rule.selector for rule, _ in found] == [".x", "i"] and queried == [".x", "i"]
+    every = [(rule, tree.css(rule.selector)) for rule in rules]
+    assert [(r.selector, [n.mem_id for n in ns]) for r, ns in every if ns and r.declarations.hides()] == \
+        [(r.selector, [n.mem_id for n in ns]) for r, ns in found]
 
 
 SHEETS = [
