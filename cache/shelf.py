@@ -136,8 +136,9 @@ class Shelf:
         ``original_chars`` is the page's length when ``text`` is only its cleaned prefix).
         A ``Utf8Text`` is written as it is — no encoding, and cut from its bytes (``cap_utf8``).
         ``during(stored page)`` is called once the name is known, while the file is still being
-        written and fsynced (for a ``Utf8Text``; after the write for a str), and its result is
-        the returned page's ``during``: the caller's own work overlaps the disk's. The page is
+        written and fsynced (for a ``Utf8Text`` over ``store.INLINE_WRITE_BYTES``; after the
+        write for a smaller one or a str), and its result is the returned page's ``during``:
+        the caller's own work overlaps the disk's where that pays. The page is
         not visible under its name, nor indexed, until ``put`` returns; an exception from
         ``during`` is raised after the page is stored;
         raises ``StoreError`` (disk full, permissions, index failure) with the cache intact."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import functools
 import hashlib
 import os
 import threading
@@ -55,7 +56,12 @@ _OPEN = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_C
 
 def host_key(url: str) -> str:
     """The file-name key of a URL's host (lower-case name, port ignored)."""
-    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    return _key_of_host((urlsplit(url).hostname or "").lower().rstrip("."))
+
+
+@functools.lru_cache(maxsize=1024)
+def _key_of_host(host: str) -> str:
+    """The hash behind ``host_key``, once per host (a call fetches many URLs of few hosts)."""
     return hashlib.sha256(host.encode()).hexdigest()[:20]
 
 
@@ -66,6 +72,8 @@ class HostSlots:
         self.directory = directory
         self.concurrency = concurrency
         self.delay_s = delay_ms / 1000
+        # the slot files' names as plain strings: a Path join per request cost more than the open
+        self._prefix = os.path.join(directory, "")
 
     def _try_take(self, key: str) -> int | None:
         """A held slot: a file descriptor, or -1 for a slot of the in-process fallback.
@@ -74,13 +82,13 @@ class HostSlots:
         with 63 of 64 slots held here, a take is one ``open`` + ``flock``, not 64 of each (a
         profile at concurrency 32 showed ~16 opens per request). Which slots are ours is only a
         hint for the order; the ``flock`` alone decides."""
-        name = str(self.directory / key)
+        name = self._prefix + key
         with _HELD_LOCK:
             held = _HELD.setdefault(name, set())
             order = [i for i in range(self.concurrency) if i not in held] + [i for i in held if i < self.concurrency]
         try:
             for i in order:
-                fd = self._open(self.directory / f"{key}.{i}.slot")
+                fd = self._open(f"{name}.{i}.slot")
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
@@ -96,7 +104,7 @@ class HostSlots:
                 semaphore = _FALLBACK.setdefault((key, self.concurrency), threading.BoundedSemaphore(self.concurrency))
             return -1 if semaphore.acquire(blocking=False) else None
 
-    def _open(self, path: Path) -> int:
+    def _open(self, path: str) -> int:
         """The slot file, its directory created the first time (or again, if it was removed)."""
         try:
             return os.open(path, _OPEN, 0o644)
@@ -116,7 +124,7 @@ class HostSlots:
     def _reserve_start(self, key: str) -> float:
         """Seconds to wait before starting, having booked the next start ``delay_s`` after this one."""
         try:
-            fd = os.open(self.directory / f"{key}.next", _OPEN, 0o644)
+            fd = os.open(f"{self._prefix}{key}.next", _OPEN, 0o644)
         except OSError:  # the in-process fallback, as for the slots
             with _FALLBACK_LOCK:
                 now = time.time()
@@ -142,7 +150,7 @@ class HostSlots:
 
     def _queue(self, key: str) -> asyncio.Semaphore:
         queues = _QUEUES.setdefault(asyncio.get_running_loop(), {})
-        name = (str(self.directory), key, self.concurrency)
+        name = (self._prefix, key, self.concurrency)
         if (queue := queues.get(name)) is None:
             queue = queues[name] = asyncio.Semaphore(self.concurrency)
         return queue

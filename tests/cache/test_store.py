@@ -132,15 +132,18 @@ def test_cutting_the_bytes_gives_the_cut_text(parts, max_chars, original):
     assert (page.data, page.chars, got_original) == (want[0].encode("utf-8"), len(want[0]), want[1])
 
 
-def test_a_bad_name_stops_the_writer_thread_and_leaves_nothing(tmp_path):
+def test_a_bad_name_stops_the_writer_thread_and_leaves_nothing(tmp_path, monkeypatch):
     """The writer waits for the name before renaming: an error before the decision must not hang it."""
+    monkeypatch.setattr(store, "INLINE_WRITE_BYTES", 0)  # the writer thread, however small the page
     with pytest.raises(ValueError, match="invalid page name"):
         store.write_bytes_hashed(tmp_path, b"x\n" * 1000, lambda h: "../escape.md")
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_rename_happens_only_after_the_file_is_flushed(tmp_path, monkeypatch):
-    """Order in the writer thread: write, fsync the file, rename, fsync the directory."""
+@pytest.mark.parametrize("inline_bytes", [0, 1 << 17])
+def test_the_rename_happens_only_after_the_file_is_flushed(tmp_path, monkeypatch, inline_bytes):
+    """Order in the writer thread (and inline, for a small page): write, fsync the file, rename, fsync the directory."""
+    monkeypatch.setattr(store, "INLINE_WRITE_BYTES", inline_bytes)
     calls = []
     real_fsync, real_replace = store.os.fsync, store.os.replace
     monkeypatch.setattr(store.os, "fsync", lambda fd: calls.append("fsync") or real_fsync(fd))
@@ -158,6 +161,8 @@ def test_pages_are_written_by_reused_writer_threads_in_a_forked_child_too(tmp_pa
     import threading
 
     from webshelf.cache.store import write_bytes_hashed
+
+    monkeypatch.setattr(store, "INLINE_WRITE_BYTES", 0)  # the writer threads, however small the page
 
     def put(i: int) -> Path:
         return write_bytes_hashed(tmp_path, b"page %d\n" % i, lambda h: f"p-{h}.md")[0]
@@ -177,3 +182,24 @@ def test_pages_are_written_by_reused_writer_threads_in_a_forked_child_too(tmp_pa
             os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("size", [0, 1, 5_000, (1 << 17) + 1, 300_000])
+def test_a_small_page_written_inline_is_the_page_the_writer_thread_writes(tmp_path, monkeypatch, size):
+    """write_bytes_hashed writes a page of at most INLINE_WRITE_BYTES in the calling thread: the same
+    file, name, hash and counts as through the writer thread, ``during`` called once with them, and
+    identical content again not written."""
+    data = (b"line \xc3\xa9\n" * size)[:size]
+    got = {}
+    for mode, inline_bytes in (("thread", 0), ("inline", 1 << 30)):
+        monkeypatch.setattr(store, "INLINE_WRITE_BYTES", inline_bytes)
+        seen = []
+        (tmp_path / mode).mkdir()
+        result = store.write_bytes_hashed(tmp_path / mode, data, lambda h: f"p-{h}.md",
+                                          during=lambda *args: seen.append(args))
+        assert seen == [result] and result[0].read_bytes() == data
+        again = store.write_bytes_hashed(tmp_path / mode, data, lambda h: f"p-{h}.md")
+        assert again[1] is False and again[2:] == result[2:]
+        assert [p.name for p in (tmp_path / mode).iterdir()] == [result[0].name]  # no temp file left
+        got[mode] = (result[0].name, *result[1:])
+    assert got["thread"] == got["inline"]

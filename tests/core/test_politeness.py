@@ -264,3 +264,18 @@ def test_robots_txt_is_cached_per_origin_within_cache_max_age(home, site, monkey
     monkeypatch.setattr(robots, "time", types.SimpleNamespace(monotonic=lambda: real() + 3601))
     [result] = web_extract_sync([urls[0]], config=config, fresh=True)
     assert result.error is None and site.hits["/robots.txt"] == 2  # older than max_age: read again
+
+
+def test_host_key_memo_gives_the_uncached_key_and_stays_bounded():
+    """``host_key`` hashes each host once (``_key_of_host``, an LRU memo): the same key as hashing
+    the lower-case host without its trailing dot, the port ignored, and a bounded memo."""
+    import hashlib
+
+    from webshelf.core.fetch.politeness import _key_of_host, host_key
+
+    expected = hashlib.sha256(b"example.test").hexdigest()[:20]
+    assert host_key("http://Example.TEST.:8080/a") == host_key("https://example.test/b") == expected
+    for i in range(3000):
+        host_key(f"http://h{i}.test/")
+    assert _key_of_host.cache_info().currsize <= _key_of_host.cache_info().maxsize == 1024
+    assert host_key("http://example.test/") == expected
