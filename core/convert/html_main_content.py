@@ -29,7 +29,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from webshelf.core.convert.blocks.model import load, select
 from webshelf.core.convert.html_code import contains
-from webshelf.core.convert.html_density import Lengths, drop_link_blocks, narrow, text_len, unique
+from webshelf.core.convert.html_density import Lengths, child_lengths, drop_link_blocks, narrow, text_len, unique
 from webshelf.core.convert.thread_url import is_thread_url
 
 
@@ -311,19 +311,22 @@ def _removable(node: LexborNode, total: int, keeps: str = _KEEPS, holders: set[i
     return _text_len(node) <= 0.5 * total or node.css_first("h1") is None
 
 
-def _descend(node: LexborNode, share: float = 0.7) -> LexborNode:
-    """Walk down while a single child holds most of the text (the text-density fallback)."""
-    length, steps = _text_len(node), 0
+def _descend(node: LexborNode, share: float = 0.7, lengths: Lengths | None = None) -> LexborNode:
+    """Walk down while a single child holds most of the text (the text-density fallback).
+    ``lengths``: the caller's memo (the tree does not change here), which learns the lengths
+    found on the way (``narrow`` and ``drop_link_blocks`` measure the node chosen again)."""
+    lengths = lengths if lengths is not None else Lengths()
+    length, steps = lengths.text(node), 0
     while length and steps < 200:  # bounded: adversarial nesting must not cost O(depth²)
         steps += 1
         best, best_len = None, 0
-        for child in node.iter(include_text=False):
-            child_len = _text_len(child)
+        for child, child_len in child_lengths(node, length, lengths.text):
             if child_len > best_len:
                 best, best_len = child, child_len
         if best is None or best_len < share * length:
             return node
         node, length = best, best_len
+        lengths.note(node, length)
     return node
 
 
@@ -374,12 +377,12 @@ def _container(tree: LexborHTMLParser, tuning: Tuning, lengths: Lengths | None =
                     # ... unless together they are less than half of the page: then they are a
                     # "more posts" grid beside a story that sits in no semantic element, and
                     # the density descent finds the page's text mass
-                    return _descend(body, tuning.descend_share)
+                    return _descend(body, tuning.descend_share, lengths)
                 best = _common_ancestor([n for _, n in articles]) or best
                 best_len = measure(best)
         if best_len >= tuning.container_min_share * total:
             return best
-    return _descend(body, tuning.descend_share)
+    return _descend(body, tuning.descend_share, lengths)
 
 
 def _common_ancestor(nodes: list[LexborNode]) -> LexborNode | None:

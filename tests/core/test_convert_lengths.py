@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from webshelf.core.convert.html_density import Lengths, drop_link_blocks, link_len, narrow, text_len
+from webshelf.core.convert.html_density import Lengths, child_lengths, drop_link_blocks, link_len, narrow, text_len
 from webshelf.core.convert.html_main_content import _classify
 from webshelf.core.convert.html_markdown import _dedupe
 
@@ -33,6 +33,39 @@ def test_text_len_is_the_stripped_space_joined_length(html):
     tree = LexborHTMLParser(html)
     for node in tree.root.traverse(include_text=True):
         assert text_len(node) == _plain(node), (html, node.tag)
+
+
+_WRAPPERS = [
+    "<div><div><div><p>deep</p></div></div></div>",  # lone children a few levels down
+    "<div>\n  <section>\n <p> a </p> <p>b</p>\n</section>\n</div>",  # whitespace around the lone child
+    "<div>own text <span>and the child's</span> more own</div>",  # own text beside the lone child
+    "<div> <span></span> </div>",  # the lone child has no text node
+    "<div><span> </span></div>",  # ... or only an empty one
+    "<div><!-- only a comment --></div>", "<div> x <!-- c --> </div>",  # a comment is a child without text
+    "<div><b>1</b><i>2</i><!-- c --><u> </u></div>",  # several children: each measured
+]
+
+
+@pytest.mark.parametrize("html", _WRAPPERS)
+def test_child_lengths_are_the_children_text_len(html):
+    tree = LexborHTMLParser(html)
+    for node in tree.root.traverse():
+        pairs = child_lengths(node, text_len(node))
+        assert [c.mem_id for c, _ in pairs] == [c.mem_id for c in node.iter(include_text=False)]
+        assert [n for _, n in pairs] == [_plain(c) for c in node.iter(include_text=False)], (html, node.tag)
+
+
+def test_descend_with_a_memo_is_the_plain_descent():
+    from webshelf.core.convert.html_main_content import _descend
+
+    page = ("<body><div><div><div class=x><p>" + "Words of the story. " * 30 + "</p><p>More.</p></div>"
+            "</div><aside>a short rail</aside></div><footer>foot</footer></body>")
+    plain = _descend(LexborHTMLParser(page).body)
+    memo = Lengths()
+    tree = LexborHTMLParser(page)
+    found = _descend(tree.body, 0.7, memo)
+    assert found.html == plain.html and found.tag == "p"
+    assert memo.text(found) == text_len(found)  # what it learned on the way is exact
 
 
 def test_text_len_after_the_tree_changes():
