@@ -54,6 +54,29 @@ def test_class_and_id_words_split_at_separators_and_ignore_case():
     assert tree.flags(" ") == tree.NO_FLAGS == (False, False)
 
 
+def test_flags_memo_gives_the_plain_words_test_is_bounded_and_cleared(monkeypatch):
+    """The memo of class/id flags answers what splitting the string gives, holds at most
+    ``FLAGS_MEMO_SIZE`` strings, and ``css_hidden.clear_memo`` (the cold runs) empties it."""
+    from webshelf.core.convert import css_hidden
+
+    def plain(value):
+        words = tree.tokens(value)
+        return not tree.POSITIVE.isdisjoint(words), not tree.NEGATIVE.isdisjoint(words)
+
+    monkeypatch.setattr(tree, "FLAGS_MEMO_SIZE", 50)
+    values = [f"card-{i} post_body" if i % 3 else f"x{i} nav" for i in range(400)]
+    for value in values + values:
+        assert tree.flags(value) == plain(value)
+        assert len(tree._FLAGS) <= 50
+    node = LexborHTMLParser('<p class="Entry-Text" id="side-nav">x</p>').css_first("p")
+    assert tree.read_name(node) == ("Entry-Text", "side-nav", True, True)
+    assert tree._FLAGS
+    css_hidden.clear_memo()
+    assert not tree._FLAGS
+    bare = LexborHTMLParser("<p>x</p><p data-x='1'>y</p>").css("p")
+    assert [tree.read_name(p) for p in bare] == [(None, None, False, False)] * 2
+
+
 def _reference_links(block_node) -> tuple[int, int, bool]:
     """The definition: what the block's own queries find."""
     if block_node.tag == "pre":
