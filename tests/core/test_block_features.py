@@ -54,6 +54,29 @@ def test_class_and_id_words_split_at_separators_and_ignore_case():
     assert tree.flags(" ") == tree.NO_FLAGS == (False, False)
 
 
+def test_flags_memo_gives_the_plain_words_test_is_bounded_and_cleared(monkeypatch):
+    """The memo of class/id flags answers what splitting the string gives, holds at most
+    ``FLAGS_MEMO_SIZE`` strings, and ``css_hidden.clear_memo`` (the cold runs) empties it."""
+    from webshelf.core.convert import css_hidden
+
+    def plain(value):
+        words = tree.tokens(value)
+        return not tree.POSITIVE.isdisjoint(words), not tree.NEGATIVE.isdisjoint(words)
+
+    monkeypatch.setattr(tree, "FLAGS_MEMO_SIZE", 50)
+    values = [f"card-{i} post_body" if i % 3 else f"x{i} nav" for i in range(400)]
+    for value in values + values:
+        assert tree.flags(value) == plain(value)
+        assert len(tree._FLAGS) <= 50
+    node = LexborHTMLParser('<p class="Entry-Text" id="side-nav">x</p>').css_first("p")
+    assert tree.read_name(node) == ("Entry-Text", "side-nav", True, True)
+    assert tree._FLAGS
+    css_hidden.clear_memo()
+    assert not tree._FLAGS
+    bare = LexborHTMLParser("<p>x</p><p data-x='1'>y</p>").css("p")
+    assert [tree.read_name(p) for p in bare] == [(None, None, False, False)] * 2
+
+
 def _reference_links(block_node) -> tuple[int, int, bool]:
     """The definition: what the block's own queries find."""
     if block_node.tag == "pre":
@@ -223,3 +246,53 @@ def test_no_block_but_a_pre_holds_a_pre_or_an_h1():
     for block in found:  # (the query matches the node itself too: an <h1> block finds itself)
         if block.node.tag not in ("pre", "h1"):
             assert block.node.css_first("pre, h1") is None, block.node.html
+
+
+def test_wide_character_memo_is_bounded_and_cleared(monkeypatch):
+    """The per-character counts of short non-ASCII runs are those of the four patterns, the
+    memo holds at most ``WIDE_MEMO_SIZE`` characters and ``css_hidden.clear_memo`` empties it."""
+    from webshelf.core.convert import css_hidden
+
+    monkeypatch.setattr(features, "WIDE_MEMO_SIZE", 20)
+    for code in range(0x80, 0x80 + 600, 7):
+        text = f"a{chr(code)}b{chr(code + 1)}, «c»."
+        expected = (len(features._PUNCT.findall(text)), len(features._ENDS.findall(text)),
+                    len(features._COMMAS.findall(text)), len(features._DIGITS.findall(text)))
+        assert features._punct(text) == expected
+        assert len(features._WIDE) <= 20
+    css_hidden.clear_memo()
+    assert not features._WIDE
+
+
+def _reference_sizes(chains, chars_of, densities):
+    """The definition: per ancestor of the first three levels, chars and weighted link chars
+    summed over its blocks in document order."""
+    sizes = {}
+    for chain, chars, density in zip(chains, chars_of, densities):
+        for anc in chain[:3]:
+            entry = sizes.setdefault(anc, [0, None])
+            entry[0] += chars
+            entry[1] = density * chars if entry[1] is None else entry[1] + density * chars
+    return sizes
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 400), st.integers(0, 3),
+                          st.floats(0.0, 1.0)), min_size=1, max_size=40))
+def test_branch_features_sum_only_the_linked_blocks_with_the_same_floats(rows):
+    """Skipping the blocks without links leaves every float sum as summing all of them in order."""
+    parents = {}
+    chains, chars_of, densities = [], [], []
+    for parent, chars, depth, density in rows:
+        chain = parents.setdefault((parent, depth), tuple(range(100 * parent, 100 * parent + depth + 1)))
+        chains.append(chain)
+        chars_of.append(chars)
+        densities.append(density if parent % 2 else 0.0)
+    total = sum(chars_of)
+    sizes = _reference_sizes(chains, chars_of, densities)
+    for chain, out in zip(chains, features._branch_features(chains, chars_of, densities, total)):
+        levels = [sizes[a] for a in chain[:3]]
+        for level, (chars, weighted) in enumerate(levels):
+            assert repr(out[level]) == repr(chars / total)
+            if level < 2:
+                assert repr(out[3 + level]) == repr(weighted / chars)

@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import compress
 
 import regex
 from selectolax.lexbor import LexborNode
 
-from webshelf.core.convert.blocks.tree import ROOT_INFO, Tree, Walk, node_text, owners
+from webshelf.core.convert import css_hidden
+from webshelf.core.convert.blocks.tree import ROOT_INFO, Tree, Walk, owners
 
 _TAG_GROUPS = (("p",), ("li", "dt", "dd"), ("h1",), ("h2", "h3"), ("h4", "h5", "h6"), ("pre",),
                ("blockquote",), ("tr",), ("figcaption", "caption"),
@@ -83,6 +85,32 @@ _ASCII_CLASSES = tuple("".join(c for c in _ASCII if pattern.match(c)).encode("as
 _ASCII_BYTES = bytes(range(128))  # deleted from UTF-8 text, they leave its other characters
 
 
+_FEW_WIDE = 24  # up to this many non-ASCII characters, a memo per character beats 4 regex calls
+WIDE_MEMO_SIZE = 4096  # distinct non-ASCII characters remembered
+_WIDE: dict[str, tuple[int, int, int, int]] = {}  # character -> its (punct, end, comma, digit)
+_NO_CLASS = (0, 0, 0, 0)  # (the one object every letter maps to: skipped without adding)
+
+
+def _wide_counts(char: str) -> tuple[int, int, int, int]:
+    """``_punct``'s four counts of the single character ``char``, by the same four patterns
+    (each class is a property of one character), memoised in ``_WIDE`` (bounded)."""
+    counts = tuple(1 if pattern.match(char) else 0 for pattern in (_PUNCT, _ENDS, _COMMAS, _DIGITS))
+    if counts == _NO_CLASS:
+        counts = _NO_CLASS
+    if len(_WIDE) >= WIDE_MEMO_SIZE:
+        _WIDE.clear()
+    _WIDE[char] = counts
+    return counts
+
+
+def clear_wide() -> None:
+    """Forget the memoised character classes (``css_hidden.clear_memo`` calls it: cold runs)."""
+    _WIDE.clear()
+
+
+css_hidden.on_clear(clear_wide)
+
+
 def _punct(text: str) -> tuple[int, int, int, int]:
     """(punctuation, sentence ends, commas, digits) by Unicode class, so "。" counts as ".".
     The counts are how many characters of ``text`` ``_PUNCT``, ``_ENDS``, ``_COMMAS`` and
@@ -100,6 +128,16 @@ def _punct(text: str) -> tuple[int, int, int, int]:
     if size == len(text):  # all ASCII
         return punct, ends, commas, digits
     rest = data.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+    if len(rest) <= _FEW_WIDE:  # a few quotes, dashes or accented letters: char by char
+        wide, none = _WIDE, _NO_CLASS
+        for char in rest:
+            counts = wide.get(char) or _wide_counts(char)
+            if counts is not none:
+                punct += counts[0]
+                ends += counts[1]
+                commas += counts[2]
+                digits += counts[3]
+        return punct, ends, commas, digits
     digits += sum(map(len, _DIGIT_RUNS.findall(rest)))
     marks = "".join(_PUNCT_RUNS.findall(rest))
     punct += len(marks)
@@ -116,6 +154,7 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
     tree = Tree(container)
     walk = Walk(container, tree)
     inner, up, memo = walk.inner, tree.up, tree.memo
+    text_of = LexborNode.text  # ``node_text``, called without a Python frame of its own
     found: list[tuple[int, LexborNode, str, str, tuple]] = []
     for key, node, tag in walk.candidates:
         if len(found) >= limit:
@@ -129,7 +168,7 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
             parent_info = memo.get(entry[0]) or tree.info(*entry)
         if parent_info[7]:  # inside a <pre>: the <pre> is the block
             continue
-        text = node_text(node)
+        text = text_of(node, True, " ", True)
         if not text:
             continue
         found.append((key, node, text, tag, parent_info))
@@ -141,7 +180,7 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
     links = [0] * n
     container_links = 0
     for anchor, i in zip(walk.anchors, owners(walk.anchors, tree, index)):
-        size = len(node_text(anchor))
+        size = len(text_of(anchor, True, " ", True))
         container_links += size
         if i >= 0:
             link_chars[i] += size
@@ -151,7 +190,7 @@ def blocks(container: LexborNode, limit: int = 3000) -> list[Block]:
         if i >= 0:
             has_img[i] = 1.0
     total = sum(len(text) for _, _, text, _, _ in found) or 1
-    container_chars = len(node_text(container)) or 1
+    container_chars = len(text_of(container, True, " ", True)) or 1
     tail = (math.log1p(container_chars), min(1.0, container_links / container_chars), math.log1p(n))
     punct_bytes, ends_bytes, commas_bytes, digit_bytes = _ASCII_CLASSES
     names, groups = tree.names, tree.groups
@@ -237,17 +276,29 @@ def _branch_features(chains: list[tuple], chars_of: list[int], densities: list[f
     and its tree distance to the longest block (the article is one branch; teasers, comments
     and menus are other branches). The eight values per block, in ``NAMES`` order."""
     # ancestor id -> [block chars, link density sum * chars]; only the three levels below the
-    # container are read, each summed over the blocks in document order
+    # container are read. The chars are whole numbers, summed in any order: per chain first
+    # (the blocks of one parent share their chain tuple), then per ancestor. The link sums are
+    # floats, added over the blocks in document order as ever, but only over the blocks with
+    # links: adding 0.0 leaves a sum of non-negative numbers as it is, bit for bit
+    per_chain: dict[int, list] = {}
+    for chain, chars in zip(chains, chars_of):
+        entry = per_chain.get(id(chain))
+        if entry is None:
+            per_chain[id(chain)] = [chain, chars]
+        else:
+            entry[1] += chars
     sizes: dict[int, list] = {}
-    for chain, chars, density in zip(chains, chars_of, densities):
-        weighted = density * chars
+    for chain, chars in per_chain.values():
         for anc in chain[:3]:
             entry = sizes.get(anc)
             if entry is None:
-                sizes[anc] = [chars, weighted]
+                sizes[anc] = [chars, 0.0]
             else:
                 entry[0] += chars
-                entry[1] += weighted
+    for i in compress(range(len(chains)), densities):
+        weighted = densities[i] * chars_of[i]
+        for anc in chains[i][:3]:
+            sizes[anc][1] += weighted
     longest = chars_of.index(max(chars_of))
     mass_ids = set(chains[longest])
     # blocks of one parent share their chain tuple: what depends on the chain alone is worked

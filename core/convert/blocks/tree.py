@@ -18,9 +18,9 @@ Blocks never nest (a leaf holds no block element; what is inside a ``<pre>`` bel
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from webshelf.core.convert import css_hidden
 
 # td/th are not blocks: a table row is the unit (dropping a cell would break a data table).
 BLOCK_TAGS = frozenset({
@@ -48,12 +48,31 @@ def tokens(value: str) -> set[str]:
     return set(value.lower().replace("_", " ").replace(":", " ").replace("-", " ").split())
 
 
-@lru_cache(maxsize=8192)
+FLAGS_MEMO_SIZE = 8192  # distinct class/id strings remembered (a site's pages share theirs)
+_FLAGS: dict[str, tuple[bool, bool]] = {}  # class/id string -> ``flags`` (the bounded memo)
+
+
 def flags(value: str) -> tuple[bool, bool]:
     """(any positive word, any negative word) in a class/id string: pages repeat their class
-    lists, so each distinct string is split once (bounded memo, shared by pages of one site)."""
-    words = tokens(value)
-    return not POSITIVE.isdisjoint(words), not NEGATIVE.isdisjoint(words)
+    lists, so each distinct string is split once (a bounded memo, shared by pages of one site;
+    a plain dict, which ``read_name`` reads inline instead of calling a cache per element)."""
+    found = _FLAGS.get(value)
+    if found is None:
+        words = tokens(value)
+        found = (not POSITIVE.isdisjoint(words), not NEGATIVE.isdisjoint(words))
+        if len(_FLAGS) >= FLAGS_MEMO_SIZE:
+            _FLAGS.clear()
+        _FLAGS[value] = found
+    return found
+
+
+def clear_flags() -> None:
+    """Forget the memoised class/id flags (``css_hidden.clear_memo`` calls it: cold runs)."""
+    _FLAGS.clear()
+
+
+css_hidden.on_clear(clear_flags)
+_NO_NAME = (None, None, False, False)  # ``read_name`` of an element without attributes
 
 
 def read_name(node: LexborNode) -> tuple[str | None, str | None, bool, bool]:
@@ -61,17 +80,19 @@ def read_name(node: LexborNode) -> tuple[str | None, str | None, bool, bool]:
     those of ``"{class} {id}"`` (what the features always read), taken as the flags of the class
     string or of the id string: the words of the joined string are the words of each part (the
     space splits them, and lower-casing does not look across it), and the class strings, which
-    a page repeats, then hit ``flags``' memo whatever the id."""
+    a page repeats, then hit ``flags``' memo whatever the id (read inline: nearly all hit)."""
     attrs = node.attributes
+    if not attrs:
+        return _NO_NAME
     cls, ident = attrs.get("class"), attrs.get("id")
     if cls:
-        positive, negative = flags(cls)
+        positive, negative = _FLAGS.get(cls) or flags(cls)
         if ident:
-            more = flags(ident)
+            more = _FLAGS.get(ident) or flags(ident)
             return cls, ident, positive or more[0], negative or more[1]
         return cls, ident, positive, negative
     if ident:
-        positive, negative = flags(ident)
+        positive, negative = _FLAGS.get(ident) or flags(ident)
         return cls, ident, positive, negative
     return cls, ident, False, False
 
@@ -224,49 +245,49 @@ class Walk:
         self.images: list[LexborNode] = []
         candidates, anchors, images = self.candidates, self.anchors, self.images
         block_ids, a_id, img_id = BLOCK_IDS, _A_ID, _IMG_ID
+        # with each candidate, as the traversal meets it: the elements with a candidate below
+        # them (not leaves), and every candidate's and ancestor's parent, from one walk up that
+        # stops where an earlier one passed (the parents a walk passes are the same in any
+        # order of the candidates); each candidate's class and id (``Tree.names``: nearly every
+        # candidate is asked for them later, as a block, an ancestor or a sibling) and each
+        # parent's (tag, class) counts of its classed block-tag children (``Tree.groups``) —
+        # one loop over the elements instead of a second one over the candidates
+        self.inner = inner = set()
+        up, names, groups = tree.up, tree.names, tree.groups
         for node in container.traverse(include_text=False):
             tag_id = node.tag_id
             if tag_id in block_ids:
                 key = node.mem_id
-                if key != top:  # the container itself is not one of its blocks
-                    candidates.append((key, node, block_ids[tag_id]))
+                if key == top:  # the container itself is not one of its blocks
+                    continue
+                tag = block_ids[tag_id]
+                candidates.append((key, node, tag))
+                parent = node.parent
+                if parent is None:
+                    continue
+                parent_key = parent.mem_id
+                named = names[key] = read_name(node)  # each candidate once
+                cls = named[0]
+                if cls:
+                    counts = groups.get(parent_key)
+                    signature = (tag, cls)
+                    if counts is None:
+                        groups[parent_key] = {signature: 1}
+                    else:
+                        counts[signature] = counts.get(signature, 0) + 1
+                while True:
+                    up[key] = (parent_key, parent)
+                    if parent_key == top or parent_key in inner:
+                        break
+                    inner.add(parent_key)
+                    key, parent = parent_key, parent.parent
+                    if parent is None:
+                        break
+                    parent_key = parent.mem_id
             elif tag_id == a_id:
                 anchors.append(node)
             elif tag_id == img_id:
                 images.append(node)
-        # the elements with a candidate below them (not leaves), and every candidate's and
-        # ancestor's parent, from one walk up that stops where an earlier one passed; on the
-        # way, each candidate's class and id (``Tree.names``: nearly every candidate is asked
-        # for them later, as a block, an ancestor or a sibling) and each parent's (tag, class)
-        # counts of its classed block-tag children (``Tree.groups``), in one flat loop instead
-        # of a memoised call per parent
-        self.inner = inner = set()
-        up, names, groups = tree.up, tree.names, tree.groups
-        for key, node, tag in candidates:
-            parent = node.parent
-            if parent is None:
-                continue
-            parent_key = parent.mem_id
-            named = names.get(key)
-            if named is None:
-                named = names[key] = read_name(node)
-            cls = named[0]
-            if cls:
-                counts = groups.get(parent_key)
-                signature = (tag, cls)
-                if counts is None:
-                    groups[parent_key] = {signature: 1}
-                else:
-                    counts[signature] = counts.get(signature, 0) + 1
-            while True:
-                up[key] = (parent_key, parent)
-                if parent_key == top or parent_key in inner:
-                    break
-                inner.add(parent_key)
-                key, parent = parent_key, parent.parent
-                if parent is None:
-                    break
-                parent_key = parent.mem_id
 
 
 def owners(matches: list[LexborNode], tree: Tree, index: dict[int, int]) -> list[int]:
