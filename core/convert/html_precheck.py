@@ -9,7 +9,7 @@ Two hostile shapes cost far more than their size once parsed:
   ``MAX_DEPTH`` are *unwrapped* here — their tags dropped, their text kept — so the page parses
   in milliseconds and its text reaches the agent.
 
-The depth estimate is a fast pass (``findall``, per-chunk ``Counter``\s, then ``accumulate`` only
+The depth estimate is a fast pass (``findall``, per-chunk ``Counter`` objects, then ``accumulate`` only
 when a bound from the counts cannot clear the page) that over-counts (void and optional-end tags
 never close); only a page it flags — or one with stray end tags, which
 could hide depth from it — gets the exact per-name scan in Python that rewrites the text.
