@@ -160,7 +160,10 @@ def unsupported(mtype: str, url: str) -> UnsupportedContentError:
 
 def refuse_binary_type(content_type_header: str | None, url: str) -> None:
     """Refuse from the headers alone a type that is certainly not readable (image, archive, …)."""
-    mtype, _ = media_type(content_type_header)
+    _refuse_binary_mtype(media_type(content_type_header)[0], url)
+
+
+def _refuse_binary_mtype(mtype: str, url: str) -> None:
     if mtype.startswith(BINARY_PREFIXES) or mtype in BINARY_TYPES:
         raise unsupported(mtype, url)
 
@@ -209,7 +212,10 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def is_pdf(body: bytes, content_type_header: str | None) -> bool:
-    mtype, _ = media_type(content_type_header)
+    return _is_pdf_mtype(body, media_type(content_type_header)[0])
+
+
+def _is_pdf_mtype(body: bytes, mtype: str) -> bool:
     return mtype in PDF_TYPES or ((mtype in VAGUE_TYPES or mtype in HTML_TYPES) and looks_like_pdf(body))
 
 
@@ -221,11 +227,14 @@ def to_markdown(body: bytes, content_type_header: str | None, url: str, *, max_p
     ``spool`` (a file path): a huge HTML page (over ``bounds.huge_bytes``) writes its Markdown
     there slice by slice and returns ``Converted(markdown="", spool=spool)`` — a worker then never
     holds, pickles or sends the whole text (core/convert/pool.py reads it back)."""
-    bounds = bounds or Bounds()
+    bounds = bounds or _DEFAULT_BOUNDS
     if max_pdf_pages is not None:
         bounds = Bounds(**{**bounds.__dict__, "max_pdf_pages": max_pdf_pages})
     converted = _convert(body, content_type_header, url, bounds, spool)
     return Converted(_valid_text(converted.markdown), converted.title, converted.content_type, converted.spool)
+
+
+_DEFAULT_BOUNDS = Bounds()  # (frozen: one shared default, not a new one per page)
 
 
 def _valid_fffd(error: UnicodeError) -> tuple[bytes, int]:
@@ -239,9 +248,9 @@ codecs.register_error("webshelf-fffd", _valid_fffd)
 
 def _convert(body: bytes, content_type_header: str | None, url: str, bounds: Bounds,
              spool: str | None = None) -> Converted:
-    mtype, charset = media_type(content_type_header)
-    refuse_binary_type(content_type_header, url)
-    if is_pdf(body, content_type_header):
+    mtype, charset = media_type(content_type_header)  # (parsed once: the checks below take its type)
+    _refuse_binary_mtype(mtype, url)
+    if _is_pdf_mtype(body, mtype):
         text, title = pdf_to_markdown(body, url, bounds.max_pdf_pages, bounds=bounds)
         return Converted(text, title, "application/pdf")
     document = mtype if mtype in DOCUMENT_TYPES else sniff_document(body) if mtype in VAGUE_TYPES | ZIP_TYPES else None

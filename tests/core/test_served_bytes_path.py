@@ -153,3 +153,24 @@ def test_the_served_path_keeps_nul_and_bom_pages():
     assert "words and more" in out.markdown and "\x00" not in out.markdown
     bom = to_markdown(codecs.BOM_UTF8 + page.encode(), "text/html", "https://example.com/")
     assert bom.markdown == out.markdown
+
+
+def test_the_chunked_balance_bound_gives_the_ordered_screens_answer():
+    """``_maybe_deep`` clears most pages from per-chunk counts (``_balance_bound``) before the
+    ordered pass: on random tag soups (stray, void, optional-end, nameless and mixed-case marks,
+    runs that open deep in one chunk and close in the next) its answer is the reference's."""
+    import random
+
+    rng = random.Random(14)
+    pieces = ["<div>", "</div>", "<DIV>", "</Div>", "<span>", "</span>", "</b>", "<p>", "</p>", "<br>",
+              "<li>", "</li>", "</1", "</", "<a-b>", "</a-b>", "<section>", "</section>", "x"]
+    for _ in range(400):
+        html = "".join(rng.choice(pieces) * rng.choice((1, 1, 1, 5, 20)) for _ in range(rng.randint(1, 120)))
+        bound = html_precheck._balance_bound(
+            [Counter(re.findall(r"<[/A-Za-z][A-Za-z0-9:-]*", html))], html_precheck._STEPS)
+        for depth in (0, 2, 7, 20, 60):
+            assert html_precheck._maybe_deep(html, depth) == _screen_as_before(html, depth)
+            assert html_precheck._maybe_deep(html.encode(), depth) == _screen_as_before(html, depth)
+        marks = re.findall(r"<[/A-Za-z][A-Za-z0-9:-]*", html)
+        if marks:
+            assert bound >= max(accumulate(html_precheck._STEPS[m] for m in marks))
