@@ -84,10 +84,12 @@ class _Steps(dict):
         close = key[1] == "/"
         name = key[2 if close else 1:].lower()
         step = 0 if name in VOID or name in OPTIONAL_END or not name[:1].isalpha() else (-1 if close else 1)
-        self[key] = step
+        if len(self) < STEPS_MEMO:  # a page of millions of distinct tag names must not grow it for good
+            self[key] = step
         return step
 
 
+STEPS_MEMO = 4096  # distinct marks remembered per process (real pages use a few dozen)
 _STEPS = _Steps()
 
 
@@ -95,7 +97,9 @@ class _ByteSteps(dict):
     """``_Steps`` for the marks of the page's UTF-8 bytes (``b"<div"``, ``b"</div"``)."""
 
     def __missing__(self, key: bytes) -> int:
-        step = self[key] = _STEPS[key.decode("ascii")]  # a mark is ASCII by its pattern
+        step = _STEPS[key.decode("ascii")]  # a mark is ASCII by its pattern
+        if len(self) < STEPS_MEMO:
+            self[key] = step
         return step
 
 

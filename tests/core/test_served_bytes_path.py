@@ -174,3 +174,17 @@ def test_the_chunked_balance_bound_gives_the_ordered_screens_answer():
         marks = re.findall(r"<[/A-Za-z][A-Za-z0-9:-]*", html)
         if marks:
             assert bound >= max(accumulate(html_precheck._STEPS[m] for m in marks))
+
+
+def test_the_tag_mark_memos_stay_bounded_and_keep_answering(monkeypatch):
+    """A page of many distinct tag names must not grow the mark memos for good, and a mark the
+    full memo no longer stores still gets its step (the answer is the same, only not remembered)."""
+    monkeypatch.setattr(html_precheck, "STEPS_MEMO", len(html_precheck._STEPS) + 10)
+    monkeypatch.setattr(html_precheck, "_BYTE_STEPS", html_precheck._ByteSteps())
+    names = [f"x{n}" for n in range(300)]
+    nested = "".join(f"<{name}>" for name in names) + "".join(f"</{name}>" for name in reversed(names))
+    for html in (nested, nested.encode()):
+        assert html_precheck._maybe_deep(html, 100) is True
+        assert html_precheck._maybe_deep(html, 400) is False
+    assert len(html_precheck._STEPS) <= html_precheck.STEPS_MEMO
+    assert len(html_precheck._BYTE_STEPS) <= html_precheck.STEPS_MEMO
