@@ -103,12 +103,7 @@ def _wide_counts(char: str) -> tuple[int, int, int, int]:
     return counts
 
 
-def clear_wide() -> None:
-    """Forget the memoised character classes (``css_hidden.clear_memo`` calls it: cold runs)."""
-    _WIDE.clear()
-
-
-css_hidden.on_clear(clear_wide)
+css_hidden.on_clear(_WIDE.clear)  # cold runs forget it with the other memos
 
 
 def _punct(text: str) -> tuple[int, int, int, int]:

@@ -66,12 +66,7 @@ def flags(value: str) -> tuple[bool, bool]:
     return found
 
 
-def clear_flags() -> None:
-    """Forget the memoised class/id flags (``css_hidden.clear_memo`` calls it: cold runs)."""
-    _FLAGS.clear()
-
-
-css_hidden.on_clear(clear_flags)
+css_hidden.on_clear(_FLAGS.clear)  # cold runs forget it with the other memos
 _NO_NAME = (None, None, False, False)  # ``read_name`` of an element without attributes
 
 
