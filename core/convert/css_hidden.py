@@ -157,52 +157,97 @@ def _declaration_hides(name: str, tokens: list) -> bool:
     return False
 
 
-@dataclass
 class Declarations:
-    """The properties of one declaration block: name → (tokens, important)."""
+    """The verdicts of one declaration block, worked out once when it is parsed: does the block
+    hide its element (``hides``), does it without its SINGLE properties (``rest_hides``), and per
+    property whether that declaration hides by itself and whether it is ``!important``.
 
-    values: dict[str, tuple[list, bool]]
+    Why verdicts, not tokens: the parsed blocks are memoised per process (``parse_declarations``),
+    and a memo of token objects — ~50,000 tinycss2 tokens, lists and dicts after a few hundred
+    pages — was walked by every full cyclic-GC collection: 40 of its ~75 ms, one collection
+    every ~80 pages, ~5% of the served CPU (docs/benchmarks.md "Session 14"). The memo holds
+    ``judged``, one tuple of strings and booleans, which the collector stops tracking."""
+
+    __slots__ = ("judged",)
+
+    def __init__(self, values: dict[str, tuple[list, bool]] | None = None, *, judged: tuple | None = None) -> None:
+        """From the properties' ``name → (tokens, important)`` (a block just parsed) or from its
+        ``judged`` tuple (the memo's)."""
+        self.judged = judged if judged is not None else _judged(values or {})
 
     def hides(self) -> bool:
-        if any(_declaration_hides(name, tokens) for name, (tokens, _) in self.values.items()):
-            return True
-        overflow = _ident(self.values.get("overflow", ([], False))[0]) in ("hidden", "clip")
-        if overflow:
-            for prop in ("width", "height", "max-width", "max-height"):
-                tokens = self.values.get(prop, ([], False))[0]
-                if len(tokens) == 1 and _px(tokens[0]) == 0:
-                    return True
-        return False
+        return self.judged[0]
+
+    @property
+    def rest_hides(self) -> bool:
+        """Would the block hide its element without its SINGLE properties?"""
+        return self.judged[1]
+
+    @property
+    def props(self) -> tuple[tuple[str, bool, bool], ...]:
+        """(name, hides by itself, important) of each property, in the block's order."""
+        return self.judged[2]
 
     def shows(self, prop: str) -> bool | None:
         """For a SINGLE property: True if this block sets it to a visible value, None if unset."""
-        if prop not in self.values:
-            return None
-        return not _declaration_hides(prop, self.values[prop][0])
+        for name, hides, _ in self.judged[2]:
+            if name == prop:
+                return not hides
+        return None
+
+    def important(self, prop: str) -> bool:
+        """Is ``prop`` set ``!important`` here (False when it is not set)?"""
+        for name, _, important in self.judged[2]:
+            if name == prop:
+                return important
+        return False
+
+
+def _judged(values: dict[str, tuple[list, bool]]) -> tuple:
+    """``Declarations.judged`` of the properties ``values``: (hides, rest_hides, ((name, hides by
+    itself, important), ...)) — only strings and booleans."""
+    props = tuple((name, _declaration_hides(name, tokens), bool(important))
+                  for name, (tokens, important) in values.items())
+    overflow = _ident(values.get("overflow", ([], False))[0]) in ("hidden", "clip")
+    zero_box = overflow and any(len(tokens) == 1 and _px(tokens[0]) == 0
+                                for tokens in (values.get(prop, ([], False))[0]
+                                               for prop in ("width", "height", "max-width", "max-height")))
+    hides = any(hiding for _, hiding, _ in props) or zero_box
+    rest_hides = any(hiding for name, hiding, _ in props if name not in SINGLE) or zero_box
+    return hides, rest_hides, props
 
 
 def parse_declarations(text: str) -> Declarations:
     """The declarations of a block's text, memoised per process: pages repeat the same inline
-    styles hundreds of times, a selector list shares one body, and sites repeat their sheets.
-    The result is shared between callers: read it, never change it."""
-    return _parse_declarations(text) if len(text) <= _MEMO_TEXT else _parse_uncached(text)
+    styles hundreds of times, a selector list shares one body, and sites repeat their sheets."""
+    return Declarations(judged=_judge_declarations(text) if len(text) <= _MEMO_TEXT else _judge_uncached(text))
 
 
 _MEMO_TEXT = 4096  # longer texts are parsed each time (rare; kept out of the memo to bound its memory)
 
 
-def _parse_uncached(text: str) -> Declarations:
+def _declaration_values(text: str) -> dict[str, tuple[list, bool]]:
+    """The block's properties, ``name → (tokens, important)``: built here for the simple shapes,
+    by tinycss2 for the rest."""
     values = _simple_declarations(text)
     if values is not None:
-        return Declarations(values)
+        return values
     values = {}
     for item in tinycss2.parse_blocks_contents(text, skip_whitespace=True, skip_comments=True):
         if item.type == "declaration":
             values[item.lower_name] = (_tokens(item.value), bool(item.important))
-    return Declarations(values)
+    return values
 
 
-_parse_declarations = lru_cache(maxsize=16_384)(_parse_uncached)
+def _parse_uncached(text: str) -> Declarations:
+    return Declarations(_declaration_values(text))
+
+
+def _judge_uncached(text: str) -> tuple:
+    return _parse_uncached(text).judged
+
+
+_judge_declarations = lru_cache(maxsize=16_384)(_judge_uncached)
 
 
 # The declaration shapes most blocks and inline styles are made of (``display:none``,
@@ -555,7 +600,7 @@ def clear_memo() -> None:
     """Forget every memoised sheet, block and style (benchmarks measure the cold cost with it),
     and what other modules memoise from sheets (``on_clear``)."""
     _SHEETS.clear()
-    _parse_declarations.cache_clear()
+    _judge_declarations.cache_clear()
     _style_hides.cache_clear()
     for clear in _CLEARERS:
         clear()
@@ -800,15 +845,13 @@ def overridden(node, rule: SheetRule, showers: "dict[str, list[SheetRule]] | Sho
     A competitor is judged cheapest test first — can it outrank the rule at all (it can only be
     ``!important`` with a literal ``!`` in its text), does it match the element (lexbor), and only
     then is it parsed: does it show the property, and does it outrank the rule."""
-    values = rule.declarations.values
-    props = [p for p in values if _declaration_hides(p, values[p][0])]
-    if not props or any(p not in SINGLE for p in props) or Declarations(
-            {k: v for k, v in values.items() if k not in SINGLE}).hides():
+    declarations = rule.declarations
+    props = [(name, important) for name, hides, important in declarations.props if hides]
+    if not props or any(p not in SINGLE for p, _ in props) or declarations.rest_hides:
         return False
     matches = _rule_matches if isinstance(showers, dict) else showers.matches
-    for prop in props:
-        important = values[prop][1]
-        if inline is not None and inline.shows(prop) and (not important or inline.values[prop][1]):
+    for prop, important in props:
+        if inline is not None and inline.shows(prop) and (not important or inline.important(prop)):
             continue
         rank = (important, rule.specificity, rule.order)
         later = (rule.specificity, rule.order)
@@ -817,7 +860,7 @@ def overridden(node, rule: SheetRule, showers: "dict[str, list[SheetRule]] | Sho
                    and ("!" in other.body or (not important and (other.specificity, other.order) > later))
                    and matches(node, other)
                    and other.declarations.shows(prop)
-                   and (other.declarations.values[prop][1], other.specificity, other.order) > rank
+                   and (other.declarations.important(prop), other.specificity, other.order) > rank
                    for other in others):
             return False
     return True
