@@ -73,6 +73,7 @@ from dataclasses import dataclass
 import html_to_markdown as h2m
 from selectolax.lexbor import LexborHTMLParser
 
+from webshelf.core.convert.gc_pause import gc_paused
 from webshelf.core.convert.html_code import normalise_code_blocks, squeeze_blanks
 from webshelf.core.convert.html_huge import convert_huge
 from webshelf.core.convert.html_links import images_out_of_links
@@ -326,6 +327,7 @@ def _tidy(markdown: str) -> str:
     return markdown + "\n" if markdown else ""
 
 
+@gc_paused
 def html_to_markdown(html: str | bytes, url: str | None = None, *, tuning: Tuning = DEFAULT,
                      prepare: Prepare | None = None, huge: bool = False, encoding: str | None = None,
                      out: IO[str] | None = None, utf8: bytes | None = None) -> Converted:
@@ -345,7 +347,9 @@ def html_to_markdown(html: str | bytes, url: str | None = None, *, tuning: Tunin
     ``utf8`` (by_type passes the page's bytes): ``html`` is exactly their UTF-8 decoding. Lexbor
     is handed them as they are — it parses UTF-8 bytes, and given the text it encodes it first
     (the same bytes, ~0.8 ms on a mean page) — and the NUL test runs on them (a byte search
-    instead of a scan of the UCS-2/4 text; a NUL byte in UTF-8 is exactly a NUL character)."""
+    instead of a scan of the UCS-2/4 text; a NUL byte in UTF-8 is exactly a NUL character).
+
+    The cyclic garbage collector is paused while it runs (core/convert/gc_pause.py says why)."""
     if huge and out is not None:
         start = out.tell()
         try:
