@@ -10,7 +10,7 @@ process CPU of the whole pass, the median wall ms per page (what bench/extract_q
 compares with trafilatura), the collections by generation and their time. Checks that both
 sides return the same Markdown for every page (a difference fails the run).
 
-    .venv/bin/python bench/served_process_ab.py [--before REV] [--rounds 3] [--limit N]
+    .venv/bin/python bench/served_process_ab.py [--before REV] [--rounds 3] [--limit N] [--freeze]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CTYPE = "text/html; charset=utf-8"
 
 
-def _worker(rev: str | None, limit: int | None, out: Path) -> None:
+def _worker(rev: str | None, limit: int | None, out: Path, freeze: bool = False) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     import extract_quality as eq
 
@@ -45,6 +45,8 @@ def _worker(rev: str | None, limit: int | None, out: Path) -> None:
     docs = [(page["html"].encode("utf-8"), page["url"] or "")
             for corpus in ("wcxb", "readability") for page in (eq.load_page(corpus, d) for d in eq.page_index(corpus, limit))]
     by_type.to_markdown(docs[0][0], CTYPE, docs[0][1])  # imports, model load (as extract_quality's warm-up)
+    if freeze:  # as a pool worker does after its preload (core/convert/pool.py ``_init_worker``)
+        gc.freeze()
     collections, collected_ms, started = [0, 0, 0], [0.0], [0.0]
 
     def watch(phase: str, info: dict) -> None:
@@ -68,9 +70,10 @@ def _worker(rev: str | None, limit: int | None, out: Path) -> None:
                                "gc_ms": collected_ms[0], "digest": digest.hexdigest()}))
 
 
-def _run(rev: str | None, limit: int | None) -> dict:
+def _run(rev: str | None, limit: int | None, freeze: bool) -> dict:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        cmd = [sys.executable, __file__, "--worker", rev or "", out.name] + (["--limit", str(limit)] if limit else [])
+        cmd = [sys.executable, __file__, "--worker", rev or "", out.name] + (["--limit", str(limit)] if limit else []) \
+            + (["--freeze"] if freeze else [])
         subprocess.run(cmd, check=True, cwd=ROOT)
         return json.loads(Path(out.name).read_text())
 
@@ -80,19 +83,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--before", default="main")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--limit", type=int, help="first N pages of each corpus")
+    ap.add_argument("--freeze", action="store_true",
+                    help="gc.freeze() after the warm-up, as a conversion pool worker does after its preload")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
-        _worker(args.worker[0] or None, args.limit, Path(args.worker[1]))
+        _worker(args.worker[0] or None, args.limit, Path(args.worker[1]), args.freeze)
         return 0
     runs: dict[str, list[dict]] = {"before": [], "now": []}
     for r in range(args.rounds):
         for side in (("before", "now") if r % 2 == 0 else ("now", "before")):
-            runs[side].append(_run(args.before if side == "before" else None, args.limit))
+            runs[side].append(_run(args.before if side == "before" else None, args.limit, args.freeze))
     differ = len({run["digest"] for side in runs.values() for run in side}) != 1
     pages = len(runs["now"][0]["walls"])
     print(f"{pages} pages (WCXB dev + readability) x {args.rounds} rounds, each side its own process, "
-          f"before = {args.before}; outputs {'DIFFER' if differ else 'identical'}")
+          f"before = {args.before}{', frozen after the warm-up' if args.freeze else ''}; "
+          f"outputs {'DIFFER' if differ else 'identical'}")
     print("| round | side | process CPU s | median wall ms/page | collections gen 0/1/2 | collector ms |")
     print("|---|---|---:|---:|---|---:|")
     for r in range(args.rounds):

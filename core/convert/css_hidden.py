@@ -45,9 +45,9 @@ declarations are ever tokenized, on first use. Inline styles that name no proper
 or that ``may_hide`` rejects, are never tokenized. All of a page's sheets are scanned as
 one text (``_sheet_positions``: CSS-in-JS pages carry dozens of small sheets), and declaration
 texts of the common simple shapes, colour functions included, are tokenized without tinycss2
-(``_simple_declarations``: the same tokens). Parsed blocks, inline verdicts
-and whole pages' sheets (``page_sheets``, keyed by a digest of their text: a site repeats its
-sheets) are memoised per process, bounded. None of this changes a verdict: the pre-filters only
+(``_simple_declarations``: the same tokens). Parsed blocks (as their verdicts, not their
+tokens: ``Declarations``), inline verdicts and whole pages' sheets (``page_sheets``, keyed by a
+digest of their text: a site repeats its sheets) are memoised per process, bounded. None of this changes a verdict: the pre-filters only
 skip text that the full rules would reject (tests/core/test_convert_one_parse.py).
 """
 
