@@ -48,9 +48,10 @@ served (hidden-content removal, then the steps above):
     readability, 130 pages       webshelf 0.954 / 0.956, trafilatura 0.928 / 0.948,
                                  rs-trafilatura 0.930 / 0.927
 
-Speed: the median page takes 0.25 of trafilatura's time in that benchmark on WCXB dev and 0.35
-on the readability pages, 0.29-0.38 interleaved page by page (bench/convert_cost.py, cold sheet
-memo; issue 14 asks ≤ 0.25; docs/benchmarks.md "Session 7" says where the time goes).
+Speed: the median page takes 0.23-0.32 of trafilatura's time in that benchmark on WCXB dev and
+0.26-0.35 on the readability pages, depending on the machine (the same code and libraries on
+2026-12-03 and on 2026-12-07; issue 14 asks ≤ 0.25; docs/benchmarks.md "Session 12" and
+"Session 14" say where the time goes).
 
 Rules win on recall (an agent can skip a menu, it cannot read what was dropped) but lose on
 precision on pages unlike WCXB (issue 14: menus, teasers, comment widgets inside the container).
