@@ -12,8 +12,9 @@ the temporaries die by reference counting before any collection sees them (docs/
 
 What still runs: when the conversion leaves more new container objects alive than the
 generation-0 threshold, the young generations (0, and 1 when its count is due) are collected on
-the way out — a few hundred survivors, tens of microseconds — so cycles made during a
-conversion are still freed even by a loop that converts page after page. Full collections are
+the way out, so cycles made during a conversion are still freed even by a loop that converts
+page after page. Serving the corpora once, that was 111 collections of generation 0 (median
+0.5 ms) and 10 of generation 1 (~4 ms) in 1,488 pages: ~0.08 ms a page. Full collections are
 left to the interpreter's own schedule outside conversions.
 
 Threads: the pause is counted — the collector is re-enabled when the last conversion running
