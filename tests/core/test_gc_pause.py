@@ -8,6 +8,7 @@ import weakref
 
 import pytest
 
+from webshelf.core.convert import gc_pause
 from webshelf.core.convert.gc_pause import gc_paused
 from webshelf.core.convert.html_markdown import html_to_markdown
 
@@ -117,3 +118,19 @@ def test_html_to_markdown_runs_paused_and_restores():
     converted = html_to_markdown("<html><body><article><h1>Title</h1><p>" + "Some text. " * 40 + "</p></article></body></html>")
     assert "Some text." in converted.markdown
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize(("counts", "overlapping", "collected"), [
+    ((100, 11, 11), True, None),  # generation 0 under its threshold: nothing
+    ((800, 3, 11), False, 0),
+    ((800, 11, 11), False, 1),  # the old generation is the interpreter's once the pause is over
+    ((800, 11, 11), True, 2),  # still paused for another conversion: the old one too, when due
+    ((800, 11, 3), True, 1),
+])
+def test_the_collections_due_on_the_way_out(monkeypatch, counts, overlapping, collected):
+    calls = []
+    monkeypatch.setattr(gc_pause.gc, "get_count", lambda: counts)
+    monkeypatch.setattr(gc_pause.gc, "get_threshold", lambda: (700, 10, 10))
+    monkeypatch.setattr(gc_pause.gc, "collect", lambda generation=2: calls.append(generation))
+    gc_pause._collect_due(overlapping)
+    assert calls == ([] if collected is None else [collected])
