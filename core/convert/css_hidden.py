@@ -47,8 +47,9 @@ one text (``_sheet_positions``: CSS-in-JS pages carry dozens of small sheets), a
 texts of the common simple shapes, colour functions included, are tokenized without tinycss2
 (``_simple_declarations``: the same tokens). Parsed blocks (as their verdicts, not their
 tokens: ``Declarations``), inline verdicts and whole pages' sheets (``page_sheets``, keyed by a
-digest of their text: a site repeats its sheets) are memoised per process, bounded. None of this changes a verdict: the pre-filters only
-skip text that the full rules would reject (tests/core/test_convert_one_parse.py).
+digest of their text: a site repeats its sheets) are memoised per process, bounded. None of
+this changes a verdict: the pre-filters only skip text that the full rules would reject
+(tests/core/test_convert_one_parse.py).
 """
 
 from __future__ import annotations

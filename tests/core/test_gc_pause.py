@@ -115,7 +115,8 @@ def test_overlapping_threads_leave_the_collector_enabled():
 
 def test_html_to_markdown_runs_paused_and_restores():
     gc.enable()
-    converted = html_to_markdown("<html><body><article><h1>Title</h1><p>" + "Some text. " * 40 + "</p></article></body></html>")
+    page = "<html><body><article><h1>Title</h1><p>" + "Some text. " * 40 + "</p></article></body></html>"
+    converted = html_to_markdown(page)
     assert "Some text." in converted.markdown
     assert gc.isenabled()
 
