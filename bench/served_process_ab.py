@@ -42,6 +42,8 @@ def _worker(rev: str | None, limit: int | None, out: Path, freeze: bool = False)
 
         by_type = importlib.import_module(f"{old_package(rev, Path(tempfile.mkdtemp(prefix='served-proc-ab-')))}"
                                           ".core.convert.by_type")
+    # the pages read here, not by served_profile.pages: that module imports this checkout's package,
+    # whose modules would then sit in the "before" process too and be walked by its collector
     docs = [(page["html"].encode("utf-8"), page["url"] or "") for corpus in ("wcxb", "readability")
             for page in (eq.load_page(corpus, d) for d in eq.page_index(corpus, limit))]
     by_type.to_markdown(docs[0][0], CTYPE, docs[0][1])  # imports, model load (as extract_quality's warm-up)

@@ -166,7 +166,7 @@ class Declarations:
     Why verdicts, not tokens: the parsed blocks are memoised per process (``parse_declarations``),
     and a memo of token objects — ~50,000 tinycss2 tokens, lists and dicts after a few hundred
     pages — was walked by every full cyclic-GC collection: 40 of its ~75 ms, one collection
-    every ~80 pages, ~5% of the served CPU (docs/benchmarks.md "Session 14"). The memo holds
+    every ~80 pages, ~7% of the served CPU (docs/benchmarks.md "Session 14"). The memo holds
     ``judged``, one tuple of strings and booleans, which the collector stops tracking."""
 
     __slots__ = ("judged",)
@@ -245,7 +245,7 @@ def _parse_uncached(text: str) -> Declarations:
 
 
 def _judge_uncached(text: str) -> tuple:
-    return _parse_uncached(text).judged
+    return _judged(_declaration_values(text))
 
 
 _judge_declarations = lru_cache(maxsize=16_384)(_judge_uncached)
