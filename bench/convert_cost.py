@@ -27,7 +27,6 @@ import argparse
 import importlib
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -84,7 +83,7 @@ def main() -> None:
     before = None if args.served_only else old_drop_hidden(args.before)
     served_before = old_css = None
     if args.served_before:
-        name = old_package(args.served_before, Path(tempfile.mkdtemp(prefix="served-before-")))
+        name = old_package(args.served_before)
         served_before = importlib.import_module(f"{name}.core.convert.by_type").to_markdown
         old_css = importlib.import_module(f"{name}.core.convert.css_hidden")
         old_bounds = importlib.import_module(f"{name}.core.convert.bounds").Bounds()

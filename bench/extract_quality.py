@@ -380,7 +380,7 @@ def _webshelf_at(rev: str, tuning: dict | None = None) -> Callable[[bytes, str |
 
     from old_code import old_package
 
-    name = old_package(rev, Path(tempfile.mkdtemp(prefix="served-before-")))
+    name = old_package(rev)
     to_markdown = importlib.import_module(f"{name}.core.convert.by_type").to_markdown
     if tuning:
         html_markdown = importlib.import_module(f"{name}.core.convert.html_markdown")

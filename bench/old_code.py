@@ -8,8 +8,11 @@ measuring the unpatched code.
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import subprocess
 import sys
+import tempfile
 import types
 from pathlib import Path
 
@@ -30,16 +33,20 @@ def old_module(name: str, rev: str, path: str, replace: dict[str, str]) -> types
     return module
 
 
-def old_package(rev: str, into: Path, name: str = "webshelf_before") -> str:
+def old_package(rev: str, into: Path | None = None, name: str = "webshelf_before") -> str:
     """The whole package at ``rev`` importable as ``name`` (``import webshelf_before.core.convert.by_type``)
     next to today's ``webshelf`` in one process, so a benchmark can interleave old and new page by
     page: ``git archive`` of the rooms, laid out as pyproject's package-dir does, every
     ``webshelf.``/``from webshelf import`` in its sources renamed, and ``into`` put first on
-    ``sys.path``. Returns ``name``."""
+    ``sys.path``. Without ``into``, a temporary directory removed when the process exits.
+    Returns ``name``."""
     import io
     import re
     import tarfile
 
+    if into is None:
+        into = Path(tempfile.mkdtemp(prefix=f"{name}-"))
+        atexit.register(shutil.rmtree, into, True)
     rooms = ("webshelf", "core", "cache", "mounts", "runtimes")
     data = subprocess.run(["git", "-C", str(ROOT), "archive", rev, *rooms], capture_output=True, check=True).stdout
     raw = into / "raw"

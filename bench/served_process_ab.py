@@ -40,8 +40,7 @@ def _worker(rev: str | None, limit: int | None, out: Path, freeze: bool = False)
     else:
         from old_code import old_package
 
-        by_type = importlib.import_module(f"{old_package(rev, Path(tempfile.mkdtemp(prefix='served-proc-ab-')))}"
-                                          ".core.convert.by_type")
+        by_type = importlib.import_module(f"{old_package(rev)}.core.convert.by_type")
     # the pages read here, not by served_profile.pages: that module imports this checkout's package,
     # whose modules would then sit in the "before" process too and be walked by its collector
     docs = [(page["html"].encode("utf-8"), page["url"] or "") for corpus in ("wcxb", "readability")
