@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
+from webshelf.core.convert.html_density import _BLOCKS as BLOCKS
 from webshelf.core.convert.html_density import Lengths, child_lengths, drop_link_blocks, link_len, narrow, text_len
 from webshelf.core.convert.html_main_content import _classify
 from webshelf.core.convert.html_markdown import _dedupe
@@ -100,6 +101,48 @@ def test_a_shared_memo_gives_the_same_narrow_and_drops_as_none():
         removed = drop_link_blocks(picked, 0.6, 40, 0.5, memo)
         results.append((picked.tag, removed, picked.html))
     assert results[0] == results[1] and results[0][1] == 1
+
+
+def _measured_drops(node, density: float, min_chars: int, page_max: float) -> int:  # noqa: ANN001
+    """``drop_link_blocks`` as it was before lone children took their length from the parent:
+    every child measured by its own C walk."""
+    total = _plain(node)
+    if not total or link_len(node) >= page_max * total:
+        return 0
+    removed, stack = 0, [node]
+    while stack:
+        for child in stack.pop().iter(include_text=False):
+            length = _plain(child)
+            if length < min_chars:
+                continue
+            if (child.tag in BLOCKS and length < 0.5 * total
+                    and link_len(child) >= density * length and child.css_first("h1") is None):
+                child.remove()
+                removed += 1
+            else:
+                stack.append(child)
+    return removed
+
+
+_TEASERS = "".join(f"<li><a href=/{i}>Another teaser headline {i}</a></li>" for i in range(12))
+_STORY = "<p>" + "Prose of the story goes on. " * 20 + "</p>"
+
+
+@pytest.mark.parametrize("page", [
+    # the rail and the story each a dozen lone wrappers down, own text beside some wrappers
+    "<div id=m>" + "<div>" * 12 + _STORY + "</div>" * 12 + "<section> note " + "<div>" * 6
+    + f"<ul>{_TEASERS}</ul>" + "</div>" * 6 + " end </section></div>",
+    # a rail inside a lone wrapper inside a rail: the outer one goes, the inner is never asked
+    f"<div id=m>{_STORY}<div><div><nav><ul>{_TEASERS}</ul></nav></div></div><p>Closing words of the page.</p></div>",
+    # whitespace and comments around lone children, an empty lone child
+    f"<div id=m>\n <div> <!-- c --> <div>\n{_STORY}</div> </div>\n<div><span> </span></div>"
+    f"<aside> <div><ul>{_TEASERS}</ul></div> </aside></div>",
+])
+def test_drop_link_blocks_with_lone_children_drops_what_measuring_each_did(page):
+    ours, plain = LexborHTMLParser(page), LexborHTMLParser(page)
+    removed = drop_link_blocks(ours.css_first("#m"), 0.6, 40, 0.5)
+    assert removed == _measured_drops(plain.css_first("#m"), 0.6, 40, 0.5) and removed >= 1
+    assert ours.css_first("#m").html == plain.css_first("#m").html
 
 
 @pytest.mark.parametrize("value", ["site-footer", "main-nav x", "has-sidebar", "comment-list", "Share_Buttons",
