@@ -181,19 +181,14 @@ def drop_link_blocks(node: LexborNode, density: float, min_chars: int, page_max:
     if not total or lengths.links(node) >= page_max * total:
         return 0
     # (node, its text_len): a lone child's length is its parent's minus the parent's own text
-    # (``lone_child_length``) — wrappers nest a dozen deep, and a C walk of each level's subtree
+    # (``child_lengths``) — wrappers nest a dozen deep, and a C walk of each level's subtree
     # was a third of the characters this loop measured on WCXB dev pages
     removed, stack, visits = 0, [(node, total)], 0
     while stack and visits < 5000:  # bounded: a pathological page costs at most this much
         parent, parent_length = stack.pop()
-        children = list(parent.iter(include_text=False))
-        lone = len(children) == 1
-        for child in children:
+        # (exact for a lone child: nothing under ``parent`` was removed since it was measured)
+        for child, length in child_lengths(parent, parent_length):
             visits += 1
-            if lone:  # exact: nothing under ``parent`` was removed since it was measured
-                length = lone_child_length(parent, parent_length)
-            else:
-                length = len(child.text(deep=True, separator=" ", strip=True))  # text_len, inlined: measured once
             if length < min_chars:
                 continue
             if (child.tag in _BLOCKS and length < 0.5 * total
