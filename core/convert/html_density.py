@@ -37,30 +37,24 @@ def text_len(node: LexborNode) -> int:
 
 def child_lengths(node: LexborNode, length: int, measure=text_len) -> list[tuple[LexborNode, int]]:
     """``(child, text_len(child))`` for the non-text children of ``node`` (as
-    ``node.iter(include_text=False)`` lists them), given ``length = text_len(node)``: a lone
-    child's from ``lone_child_length``, the others by ``measure`` (e.g. a ``Lengths`` memo)."""
-    children = list(node.iter(include_text=False))
-    if len(children) != 1:
-        return [(child, measure(child)) for child in children]
-    return [(children[0], lone_child_length(node, length))]
-
-
-def lone_child_length(node: LexborNode, length: int) -> int:
-    """``text_len`` of the only non-text child of ``node``, given ``length = text_len(node)``.
+    ``node.iter(include_text=False)`` lists them), given ``length = text_len(node)``.
 
     Why: a wrapper with one child (``<div><div>…</div></div>``, nested a dozen deep) holds the
     child's text plus its own text nodes, so the child's length is the wrapper's minus those —
     no second C walk of the same subtree. Exact: ``text_len`` is the stripped lengths of the text
     nodes under the node plus one separator fewer than their number, so the lone child's is
     ``length`` minus (stripped length + 1) per own text node (0 when that is negative: the child
-    has no text node)."""
+    has no text node). ``measure``: how the other children are measured (a ``Lengths`` memo)."""
+    children = list(node.iter(include_text=False))
+    if len(children) != 1:
+        return [(child, measure(child)) for child in children]
     own = 0
     for child in node.iter(include_text=True):
         if child.is_text_node:
             data = child.text_content
             if data is not None:  # (a text node without data is no part of the walk)
                 own += len(data.strip()) + 1
-    return max(0, length - own)
+    return [(children[0], max(0, length - own))]
 
 
 def link_len(node: LexborNode, lengths: Lengths | None = None) -> int:
