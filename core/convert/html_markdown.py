@@ -51,7 +51,8 @@ served (hidden-content removal, then the steps above):
 Speed: the median page takes 0.23-0.32 of trafilatura's time in that benchmark on WCXB dev and
 0.26-0.35 on the readability pages, depending on the machine (the same code and libraries on
 2026-12-03 and on 2026-12-07; issue 14 asks ≤ 0.25; docs/benchmarks.md "Session 12" and
-"Session 14" say where the time goes).
+"Session 14" say where the time goes, "Session 17" what each step costs the median page:
+bench/stage_cost.py takes each out in turn).
 
 Rules win on recall (an agent can skip a menu, it cannot read what was dropped) but lose on
 precision on pages unlike WCXB (issue 14: menus, teasers, comment widgets inside the container).
