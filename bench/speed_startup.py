@@ -29,7 +29,8 @@ run and the two interleaved (A, B, A, B, …) so that a change in load hits both
 a loaded machine wall time mostly measures the wait for a core, CPU time what the process did.
 
 The stored page is put on the shelf directly (a temporary ``WEBSHELF_HOME``, no config file),
-so no network is needed. Run alone: ``python bench/speed_startup.py [--runs N]``; ``bench/speed.py``
+so no network is needed. Every child runs with its bytecode in a temporary ``PYTHONPYCACHEPREFIX``
+that the warm-up fills (what an installed package has; see ``rows``). Run alone: ``python bench/speed_startup.py [--runs N]``; ``bench/speed.py``
 collects ``rows()`` with the other areas.
 """
 
@@ -168,6 +169,13 @@ def rows(runs: int = 9, other: str | None = None) -> list[Row]:
                                  content_type="text/html").path
         env = dict(os.environ, WEBSHELF_HOME=str(home))
         env.pop("WEBSHELF_CONFIG", None)
+        # Bytecode as an installed package has it (pip compiles on install; Python writes it at a
+        # first import): the warm-up writes every child's into a temporary prefix, and the timed
+        # runs read it — also where the environment sets PYTHONDONTWRITEBYTECODE (this workplace
+        # does), under which an editable install recompiles all of its modules at every start
+        # (the cached extract 4.0× instead of 3.15× `python -c pass`, docs/benchmarks.md).
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         ws = _webshelf()
         cli = {
             "pass": lambda: _run([PY, "-c", "pass"], env),
