@@ -149,6 +149,21 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def _table(title: str, ratio_names: list[str], ratios: list[list[float]], rows: list[dict]) -> None:
+    """One Markdown table: variant, what it takes out, median ms, the ``ratio_names`` columns,
+    then the quality the variant gives."""
+    quality = ["F1", "P", "R", "with", "without"]
+    header = ["variant", "takes out", "median ms", *ratio_names, *quality]
+    print(f"\n{title}")
+    print("| " + " | ".join(header) + " |")
+    print("|---|---|" + "---:|" * (len(header) - 2))
+    for r, values in zip(rows, ratios):
+        what = "nothing" if r["variant"] == "base" else VARIANTS[r["variant"]][0]
+        cells = [r["variant"], what, f"{r['median_ms']:.2f}", *(f"{v:.3f}" for v in values),
+                 *(_fmt(r[k.lower()], 4 if k in ("F1", "P", "R") else 3) for k in quality)]
+        print("| " + " | ".join(cells) + " |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", choices=("wcxb", "readability"), default="wcxb")
@@ -167,23 +182,13 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
     if args.first_seen:
         runs = first_seen(args.corpus, [n for n in names if n != "control"], args.limit, max(1, args.repeat))
-        print(f"\n{args.corpus}, first seen (extract_quality's worker loop, one process each)")
-        print("| variant | takes out | median ms | × the unchanged path | F1 | P | R |")
-        print("|---|---|---:|---:|---:|---:|---:|")
-        for r in runs:
-            what = "nothing" if r["variant"] == "base" else VARIANTS[r["variant"]][0]
-            print(f"| {r['variant']} | {what} | {r['median_ms']:.2f} | {r['median_ratio']:.3f} | "
-                  f"{r['f1']:.4f} | {r['p']:.4f} | {r['r']:.4f} |")
-        return 0
-    rows = warm(args.corpus, [n for n in names if n != "base"], args.limit)
-    print(f"\n{args.corpus}, warm (interleaved in one process, seeded random order per page)")
-    print("| variant | takes out | median ms | ratio of medians | median page ratio | sum ratio | F1 | P | R | with | without |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
-        what = "nothing" if r["variant"] == "base" else VARIANTS[r["variant"]][0]
-        print(f"| {r['variant']} | {what} | {r['median_ms']:.2f} | {r['median_ratio']:.3f} | {r['page_ratio']:.3f} | "
-              f"{r['sum_ratio']:.3f} | {r['f1']:.4f} | {r['p']:.4f} | {r['r']:.4f} | {_fmt(r['with'])} | "
-              f"{_fmt(r['without'])} |")
+        _table(f"{args.corpus}, first seen (extract_quality's worker loop, one process each)",
+               ["× the unchanged path"], [[r["median_ratio"]] for r in runs], runs)
+    else:
+        rows = warm(args.corpus, [n for n in names if n != "base"], args.limit)
+        _table(f"{args.corpus}, warm (interleaved in one process, seeded random order per page)",
+               ["ratio of medians", "median page ratio", "sum ratio"],
+               [[r["median_ratio"], r["page_ratio"], r["sum_ratio"]] for r in rows], rows)
     return 0
 
 
