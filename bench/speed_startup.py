@@ -29,9 +29,10 @@ run and the two interleaved (A, B, A, B, …) so that a change in load hits both
 a loaded machine wall time mostly measures the wait for a core, CPU time what the process did.
 
 The stored page is put on the shelf directly (a temporary ``WEBSHELF_HOME``, no config file),
-so no network is needed. Every child runs with its bytecode in a temporary ``PYTHONPYCACHEPREFIX``
-that the warm-up fills (what an installed package has; see ``rows``). Run alone: ``python bench/speed_startup.py [--runs N]``; ``bench/speed.py``
-collects ``rows()`` with the other areas.
+so no network is needed. Every child reads its bytecode from a temporary ``PYTHONPYCACHEPREFIX``
+that the warm-up fills (what an installed package has; see ``rows``). Run alone:
+``python bench/speed_startup.py [--runs N]``; ``bench/speed.py`` collects ``rows()`` with the
+other areas.
 """
 
 from __future__ import annotations
