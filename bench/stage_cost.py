@@ -28,6 +28,7 @@ Two conditions:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import statistics
@@ -69,13 +70,13 @@ _TUNING = {"no_blocks": Tuning(block_model="off")}
 
 
 def _switch(name: str) -> tuple[Callable[[], None], Callable[[], None]]:
-    """(switch the stage off, switch it back on)."""
-    patches = list(VARIANTS[name][1])
+    """(switch the stage off, switch it back on); ``base`` switches nothing. A ``Tuning`` variant
+    is bound into ``html_markdown.html_to_markdown``, which ``by_type`` looks up at call time (as
+    extract_quality's ``_webshelf`` binds its folds' tuning)."""
+    patches = [] if name == "base" else list(VARIANTS[name][1])
     if name in _TUNING:
-        tuning = _TUNING[name]
-        base = html_markdown.html_to_markdown
         patches.append((html_markdown, "html_to_markdown",
-                        lambda *args, **kwargs: base(*args, **{**kwargs, "tuning": tuning})))
+                        functools.partial(html_markdown.html_to_markdown, tuning=_TUNING[name])))
     saved = [(module, attr, getattr(module, attr)) for module, attr, _ in patches]
 
     def on() -> None:
@@ -93,7 +94,7 @@ def warm(corpus: str, names: list[str], limit: int | None) -> list[dict]:
     descs = eq.page_index(corpus, limit)
     order_rng = random.Random(7)
     names = ["base", *names]
-    switches = {n: _switch(n) if n != "base" else ((lambda: None), (lambda: None)) for n in names}
+    switches = {n: _switch(n) for n in names}
     ms: dict[str, list[float]] = {n: [] for n in names}
     rows: dict[str, list[dict]] = {n: [] for n in names}
     for desc in descs:
@@ -125,8 +126,7 @@ def warm(corpus: str, names: list[str], limit: int | None) -> list[dict]:
 
 
 def first_seen_worker(corpus: str, name: str, limit: int | None) -> dict:
-    if name != "base":
-        _switch(name)[0]()
+    _switch(name)[0]()
     result = eq.run_worker(eq.OURS, corpus, eq.page_index(corpus, limit), None)
     summary = eq.summarise(result["rows"])
     return {"variant": name, "median_ms": summary["median_ms"],
