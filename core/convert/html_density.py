@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from selectolax.lexbor import LexborNode
 
+from webshelf.core.convert import native
+
 # Blocks that may be dropped whole; paragraphs, headings, list items, code and cells never are
 # (a sentence full of links is still a sentence).
 _BLOCKS = frozenset({"div", "section", "ul", "ol", "dl", "table", "aside", "header", "footer",
@@ -33,6 +35,10 @@ _ARTICLE = "article, [itemprop=articleBody], [role=main], main"
 
 def text_len(node: LexborNode) -> int:
     return len(node.text(deep=True, separator=" ", strip=True))
+
+
+if native.text_len is not None:  # the same number, without building the text (core/convert/native)
+    text_len = native.text_len  # noqa: F811
 
 
 def child_lengths(node: LexborNode, length: int, measure=text_len) -> list[tuple[LexborNode, int]]:

@@ -18,7 +18,11 @@ from pathlib import Path
 
 from selectolax.lexbor import LexborNode
 
+from webshelf.core.convert import native
 from webshelf.core.convert.blocks.features import NAMES, Block, blocks
+
+if native.blocks is not None:  # the same blocks and features, read in C (core/convert/native)
+    blocks = native.blocks  # noqa: F811
 
 SHIPPED = Path(__file__).with_name("model.json")
 

@@ -1,0 +1,65 @@
+"""Compiled reads of selectolax's Lexbor tree for the served path (issue 14's speed goal).
+
+``_lexbor`` (Cython, built at install when a C compiler is there: setup.py) answers two of the
+served path's questions from Lexbor's structures instead of through selectolax's per-node
+Python objects: ``text_len`` and the block classifier's ``blocks`` — the same numbers as the
+Python code, which stays the reference and the fallback. Before either is used, ``_check`` runs
+both on a page that exercises what the C code reads (nesting, classes, ids, anchors, images,
+``<pre>``, non-ASCII and odd white space); any difference — another Lexbor layout in a future
+selectolax, say — and the Python code serves instead, with ``REASON`` saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from webshelf.core.convert.blocks import features
+
+_CHECK_PAGE = """<html><body><main class="content main" id="top">
+<h1>Title — “quoted”</h1><p class="lead">First, paragraph. 12 items!</p>
+<div class="card"><p>Some <a href="/a">link text</a> and <img src="x.png"> more.</p></div>
+<div class="card"><p>\u00a0Non-breaking\u3000spaces\u2003 and tabs\t</p></div>
+<div class="card teaser"><ul><li class="item">One</li><li class="item">Two <b>bold</b></li></ul></div>
+<pre class="code"><div>inside pre</div>x = 1; y = [2, 3]</pre>
+<table><tr><td>cell, one</td><td>cell 2</td></tr></table>
+<section id="comments"><article><p>Привет, мир! Ελληνικά; 中文。</p></article></section>
+<!-- a comment --><footer class="site-footer"><nav><a href="/">Home</a></nav></footer>
+</main></body></html>"""
+
+REASON: str | None = None
+
+
+def _check(module) -> str | None:
+    """None when ``module`` gives the Python code's answers on ``_CHECK_PAGE``, else why not."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(_CHECK_PAGE)
+    container = tree.css_first("main")
+    for node in tree.root.traverse(include_text=True):
+        if module.text_len(node) != len(node.text(deep=True, separator=" ", strip=True)):
+            return f"text_len differs on <{node.tag}>"
+    ours, theirs = module.blocks(container), features.blocks(container)
+    if [(b.node.mem_id, b.chars, b.features, b.chain) for b in ours] != \
+            [(b.node.mem_id, b.chars, b.features, b.chain) for b in theirs]:
+        return "blocks differ"
+    return None
+
+
+def _load():
+    global REASON
+    try:
+        from webshelf.core.convert.native import _lexbor
+    except ImportError as error:  # not built (no C compiler at install)
+        REASON = f"not built: {error}"
+        return None
+    try:
+        REASON = _check(_lexbor)
+    except Exception as error:  # noqa: BLE001 — any failure means: serve with the Python code
+        REASON = f"check failed: {type(error).__name__}: {error}"
+    return None if REASON else _lexbor
+
+
+_module = _load()
+AVAILABLE = _module is not None
+text_len: Callable | None = _module.text_len if _module else None
+blocks: Callable | None = _module.blocks if _module else None

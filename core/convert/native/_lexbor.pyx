@@ -1,0 +1,570 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The served path's Lexbor reads in C: ``text_len`` and ``blocks``, the same results as
+``core.convert.html_density.text_len`` and ``core.convert.blocks.features.blocks``.
+
+Why: a median page spends a fifth of its time asking selectolax about single nodes (a wrapper,
+an attribute dict, a decoded string per text node); here the tree is read through Lexbor's own
+structures (``lexbor_layout.h``) instead. Where C cannot give the same answer (text that is not
+UTF-8, a non-ASCII block's punctuation by Unicode class) it asks the Python code. The package's
+``__init__`` checks this module against the Python code before anything uses it."""
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcmp
+from libc.math cimport log1p
+from cpython.unicode cimport Py_UNICODE_ISSPACE, PyUnicode_DecodeUTF8
+
+from webshelf.core.convert.blocks import features as _features, tree as _tree
+
+cdef extern from "lexbor_layout.h":
+    ctypedef struct ws_lexbor_str_t:
+        unsigned char *data
+        size_t length
+    ctypedef struct ws_node_t:
+        size_t local_name
+        size_t prefix
+        ws_node_t *next
+        ws_node_t *parent
+        ws_node_t *first_child
+        int type
+    ctypedef struct ws_attr_t:
+        ws_node_t node
+        ws_lexbor_str_t *value
+        ws_attr_t *next
+    ctypedef struct ws_element_t:
+        ws_node_t node
+        ws_attr_t *first_attr
+    ctypedef struct ws_chardata_t:
+        ws_node_t node
+        ws_lexbor_str_t data
+
+cdef enum:
+    TAG_TEXT = 2
+    NODE_TEXT = 3
+    NODE_ELEMENT = 1
+    ATTR_CLASS = 0x0b
+    ATTR_ID = 0x21
+
+Block = _features.Block
+_punct = _features._punct
+_FLAGS = _tree._FLAGS
+_flags = _tree.flags
+_TAG_VECTORS = _features._TAG_VECTORS
+_NO_TAG = _features._NO_TAG
+_branch_features = _features._branch_features
+cdef object _TAG_NAMES = None  # tag id -> name, the block tags (BLOCK_IDS)
+cdef size_t A_ID = _tree._A_ID
+cdef size_t IMG_ID = _tree._IMG_ID
+cdef unsigned char CLS[128]  # bit 0 punct, 1 ends, 2 commas, 3 digits, of each ASCII byte
+cdef size_t T_LI, T_TABLE, T_TR, T_QUOTE, T_PRE, T_H1, T_H2
+cdef unsigned char FURN[4096]
+cdef unsigned char BLOCK[4096]
+
+
+def _setup():
+    global _TAG_NAMES, T_LI, T_TABLE, T_TR, T_QUOTE, T_PRE, T_H1, T_H2
+    _TAG_NAMES = dict(_tree.BLOCK_IDS)
+    ids = {name: tag_id for tag_id, name in _tree.BLOCK_IDS.items()}
+    T_LI, T_TABLE, T_TR, T_QUOTE, T_PRE, T_H1, T_H2 = (
+        ids["li"], ids["table"], ids["tr"], ids["blockquote"], ids["pre"], ids["h1"], ids["h2"])
+    for tag_id in _tree.BLOCK_IDS:
+        if tag_id >= 4096:
+            raise RuntimeError("block tag id out of range")
+        BLOCK[tag_id] = 1
+    for name in _tree._FURNITURE:
+        FURN[ids[name]] = 1
+    for bit, chars in enumerate(_features._ASCII_CLASSES):
+        for c in chars:
+            CLS[c] |= 1 << bit
+
+
+_setup()
+
+
+cdef inline Py_ssize_t _decode_at(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, Py_UCS4 *cp) noexcept:
+    cdef unsigned char c = s[i]
+    if c < 0x80:
+        cp[0] = c
+        return 1
+    if c < 0xC2:
+        return 0
+    if c < 0xE0:
+        if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+            return 0
+        cp[0] = ((c & 0x1F) << 6) | (s[i + 1] & 0x3F)
+        return 2
+    if c < 0xF0:
+        if i + 2 >= n or (s[i + 1] & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
+            return 0
+        cp[0] = ((c & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+        if cp[0] < 0x800 or (0xD800 <= cp[0] <= 0xDFFF):
+            return 0
+        return 3
+    if c < 0xF5:
+        if (i + 3 >= n or (s[i + 1] & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80
+                or (s[i + 3] & 0xC0) != 0x80):
+            return 0
+        cp[0] = ((c & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
+        if cp[0] < 0x10000 or cp[0] > 0x10FFFF:
+            return 0
+        return 4
+    return 0
+
+
+cdef struct Stats:
+    Py_ssize_t chars      # len(text(True, " ", True))
+    Py_ssize_t parts
+    Py_ssize_t words      # len(text.split())
+    Py_ssize_t counts[4]  # ASCII class counts (valid when ascii)
+    bint ascii
+    bint bad              # not UTF-8: measure in Python
+
+
+cdef void _add_text(Stats *st, const unsigned char *s, Py_ssize_t n) noexcept:
+    """One text node's stripped fragment into ``st``."""
+    cdef Py_ssize_t i = 0, j = n, k, b
+    cdef Py_UCS4 cp
+    cdef unsigned char c, cls
+    cdef bint in_word = False
+    st.parts += 1
+    while i < n:
+        k = _decode_at(s, i, n, &cp)
+        if k == 0:
+            st.bad = True
+            return
+        if not Py_UNICODE_ISSPACE(cp):
+            break
+        i += k
+    if i == n:
+        return
+    while j > i:
+        b = j - 1
+        while b > i and (s[b] & 0xC0) == 0x80 and j - b < 4:
+            b -= 1
+        if _decode_at(s, b, j, &cp) != j - b:
+            st.bad = True
+            return
+        if not Py_UNICODE_ISSPACE(cp):
+            break
+        j = b
+    while i < j:
+        c = s[i]
+        if c < 0x80:
+            i += 1
+            cls = CLS[c]
+            if cls:
+                if cls & 1: st.counts[0] += 1
+                if cls & 2: st.counts[1] += 1
+                if cls & 4: st.counts[2] += 1
+                if cls & 8: st.counts[3] += 1
+            cp = c
+        else:
+            st.ascii = False
+            k = _decode_at(s, i, j, &cp)
+            if k == 0:
+                st.bad = True
+                return
+            i += k
+        st.chars += 1
+        if Py_UNICODE_ISSPACE(cp):
+            in_word = False
+        elif not in_word:
+            in_word = True
+            st.words += 1
+
+
+cdef void _stats(ws_node_t *root, Stats *st) noexcept:
+    cdef ws_node_t *node = root.first_child
+    cdef ws_chardata_t *text
+    st.chars = st.parts = st.words = 0
+    st.counts[0] = st.counts[1] = st.counts[2] = st.counts[3] = 0
+    st.ascii = True
+    st.bad = False
+    if root.local_name == TAG_TEXT:  # (``text()`` of a text node is its own data)
+        text = <ws_chardata_t *> root
+        if text.data.data != NULL:
+            _add_text(st, text.data.data, text.data.length)
+            if st.bad:
+                return
+    while node != NULL:
+        if node.local_name == TAG_TEXT:
+            text = <ws_chardata_t *> node
+            if text.data.data != NULL:
+                _add_text(st, text.data.data, text.data.length)
+                if st.bad:
+                    return
+        if node.first_child != NULL:
+            node = node.first_child
+        else:
+            while node != root and node.next == NULL:
+                node = node.parent
+            if node == root:
+                break
+            node = node.next
+    if st.parts:
+        st.chars += st.parts - 1
+
+
+def text_len(node):
+    """``len(node.text(deep=True, separator=" ", strip=True))``."""
+    cdef size_t key = node.mem_id
+    return _text_len(<ws_node_t *> key, node)
+
+
+cdef Py_ssize_t _text_len(ws_node_t *root, object wrapper) except -1:
+    cdef Stats st
+    _stats(root, &st)
+    if st.bad:
+        return len(wrapper.text(True, " ", True))
+    return st.chars
+
+
+cdef inline ws_attr_t *_attr(ws_node_t *node, size_t name) noexcept:
+    cdef ws_attr_t *attr
+    if node.type != NODE_ELEMENT:
+        return NULL
+    attr = (<ws_element_t *> node).first_attr
+    while attr != NULL:
+        if attr.node.local_name == name and attr.node.prefix == 0:
+            return attr
+        attr = attr.next
+    return NULL
+
+
+cdef inline object _value(ws_attr_t *attr):
+    if attr == NULL or attr.value == NULL or attr.value.data == NULL:
+        return None
+    return PyUnicode_DecodeUTF8(<char *> attr.value.data, attr.value.length, "replace")
+
+
+cdef bint _same_class(ws_attr_t *a, ws_attr_t *b) except -1:
+    """Both have a non-empty class value, byte for byte equal."""
+    if a == NULL or b == NULL or a.value == NULL or b.value == NULL:
+        return False
+    if a.value.data == NULL or b.value.data == NULL or a.value.length == 0:
+        return False
+    if a.value.length == b.value.length and memcmp(a.value.data, b.value.data, a.value.length) == 0:
+        return True
+    if _ascii(a.value) and _ascii(b.value):
+        return False
+    return _value(a) == _value(b)  # (Lexbor keeps undecodable bytes: they all read as U+FFFD)
+
+
+cdef inline bint _ascii(ws_lexbor_str_t *s) noexcept:
+    cdef size_t i
+    for i in range(s.length):
+        if s.data[i] >= 0x80:
+            return False
+    return True
+
+
+cdef struct Info:
+    int done
+    int depth
+    int pos, neg, li, table, quote, furniture, pre
+    int repeated
+
+
+def blocks(container, Py_ssize_t limit=3000):
+    """``features.blocks(container, limit)``, the same list."""
+    cdef size_t top_key = container.mem_id
+    cdef ws_node_t *top = <ws_node_t *> top_key
+    cdef ws_node_t *node
+    cdef Py_ssize_t n_all = 0, k, p, i, j, cap, depth
+    # pass 1: count the non-text nodes (what traverse(include_text=False) yields)
+    node = top
+    while True:
+        if node.type != NODE_TEXT:
+            n_all += 1
+        if node.first_child != NULL:
+            node = node.first_child
+            continue
+        while node != top and node.next == NULL:
+            node = node.parent
+        if node == top:
+            break
+        node = node.next
+    cdef ws_node_t **ptr = <ws_node_t **> malloc(n_all * sizeof(ws_node_t *))
+    cdef Py_ssize_t *parent = <Py_ssize_t *> malloc(n_all * sizeof(Py_ssize_t))
+    cdef Py_ssize_t *stack = <Py_ssize_t *> malloc((n_all + 1) * sizeof(Py_ssize_t))
+    cdef char *inner = <char *> malloc(n_all)
+    cdef Py_ssize_t *owner = <Py_ssize_t *> malloc(n_all * sizeof(Py_ssize_t))  # found index, -1 none, -2 unknown
+    cdef Info *info = <Info *> malloc(n_all * sizeof(Info))
+    cdef ws_attr_t **cls_attr = <ws_attr_t **> malloc(n_all * sizeof(ws_attr_t *))
+    cdef Py_ssize_t sp = 0
+    cdef Stats st
+    cdef size_t tag_id
+    try:
+        # pass 2: index, parents
+        k = 0
+        node = top
+        stack[0] = -1
+        while True:
+            if node.type != NODE_TEXT:
+                ptr[k] = node
+                parent[k] = stack[sp]
+                inner[k] = 0
+                owner[k] = -2
+                info[k].done = 0
+                cls_attr[k] = _attr(node, ATTR_CLASS)
+                if node.first_child != NULL:
+                    sp += 1
+                    stack[sp] = k
+                k += 1
+            if node.first_child != NULL:
+                node = node.first_child
+                continue
+            while node != top and node.next == NULL:
+                node = node.parent
+                sp -= 1
+            if node == top:
+                break
+            node = node.next
+        # candidates (block tags below the top) mark their ancestors below the top as inner
+        for k in range(1, n_all):
+            if ptr[k].local_name < 4096 and BLOCK[ptr[k].local_name]:
+                p = parent[k]
+                while p > 0 and not inner[p]:
+                    inner[p] = 1
+                    p = parent[p]
+        info[0].done = 1
+        info[0].depth = 0
+        info[0].pos = info[0].neg = info[0].li = info[0].table = info[0].quote = 0
+        info[0].furniture = info[0].pre = info[0].repeated = 0
+        names = [None] * n_all
+        chains = [None] * n_all
+        chains[0] = ()
+        nodes = None
+        found_k = []
+        found_text = []
+        found_chars = []
+        found_words = []
+        found_counts = []
+        found_ascii = []
+        for k in range(1, n_all):
+            tag_id = ptr[k].local_name
+            if not (tag_id < 4096 and BLOCK[tag_id]):
+                continue
+            if len(found_k) >= limit:
+                break
+            if inner[k] and tag_id != T_PRE:
+                continue
+            p = parent[k]
+            _info(p, ptr, parent, info, cls_attr, names, chains)
+            if info[p].pre:
+                continue
+            _stats(ptr[k], &st)
+            if st.bad:
+                if nodes is None:
+                    nodes = list(container.traverse(include_text=False))
+                text = nodes[k].text(True, " ", True)
+                if not text:
+                    continue
+                found_text.append(text)
+                found_chars.append(len(text))
+                found_words.append(len(text.split()) or 1)
+                found_counts.append(None)
+                found_ascii.append(False)
+            else:
+                if st.chars == 0:
+                    continue
+                found_text.append(None)
+                found_chars.append(st.chars)
+                found_words.append(st.words or 1)
+                found_counts.append((st.counts[0], st.counts[1], st.counts[2], st.counts[3]) if st.ascii else None)
+                found_ascii.append(st.ascii)
+            found_k.append(k)
+        n = len(found_k)
+        if not n:
+            return []
+        if nodes is None:
+            nodes = list(container.traverse(include_text=False))
+        for i in range(n):
+            owner[found_k[i]] = i
+        owner[0] = -1
+        link_chars = [0] * n
+        links = [0] * n
+        has_img = [0.0] * n
+        container_links = 0
+        for k in range(n_all):
+            tag_id = ptr[k].local_name
+            if tag_id != A_ID and tag_id != IMG_ID:
+                continue
+            i = _owner(k, parent, owner)
+            if tag_id == A_ID:
+                size = _text_len(ptr[k], nodes[k])
+                container_links += size
+                if i >= 0:
+                    link_chars[i] += size
+                    links[i] += 1
+            elif i >= 0:
+                has_img[i] = 1.0
+        total = sum(found_chars) or 1
+        container_chars = _text_len(top, container) or 1
+        tail = (log1p(container_chars), min(1.0, container_links / container_chars), log1p(n))
+        heading = n
+        for i in range(n):
+            tag_id = ptr[found_k[i]].local_name
+            if tag_id == T_H1 or tag_id == T_H2:
+                heading = i
+                break
+        before = 0
+        heads = []
+        chars_of = found_chars
+        densities = []
+        log_chars = []
+        block_chains = []
+        ancestry = {}
+        for i in range(n):
+            k = found_k[i]
+            tag_id = ptr[k].local_name
+            tag = _TAG_NAMES[tag_id]
+            chars = found_chars[i]
+            words = found_words[i]
+            counts = found_counts[i]
+            if counts is None:
+                text = found_text[i]
+                if text is None:
+                    text = nodes[k].text(True, " ", True)
+                punct, ends, commas, digits = _punct(text)
+            else:
+                punct, ends, commas, digits = counts
+            cls, _, positive, negative = _name(k, ptr, cls_attr, names)
+            p = parent[k]
+            if cls:
+                same = _same_count(ptr[p], tag_id, cls_attr[k])
+                same_share, log_same = same / max(1, _child_count(ptr[p])), log1p(same)
+            else:
+                same_share = log_same = 0.0
+            if tag_id == T_PRE:
+                block_links = block_link_chars = 0
+            else:
+                block_links, block_link_chars = links[i], link_chars[i]
+            density = block_link_chars / chars
+            if density > 1.0:
+                density = 1.0
+            log_size = log1p(chars)
+            above = ancestry.get(p)
+            if above is None:
+                depth = info[p].depth + 1
+                above = ancestry[p] = (
+                    float(depth if depth < 40 else 40), float(info[p].pos), float(info[p].neg),
+                    float(info[p].li), float(info[p].table), float(info[p].quote),
+                    float(info[p].furniture), log1p(info[p].repeated))
+            per_word = chars / words
+            heads.append([
+                log_size, log1p(words), density, log1p(block_links),
+                punct / chars, 100.0 * ends / chars, 100.0 * commas / chars, digits / chars,
+                per_word if per_word < 30.0 else 30.0, above[0], i / n, before / total,
+                chars / total, *_TAG_VECTORS.get(tag, _NO_TAG),
+                float(positive), float(negative), above[1], above[2], above[3], above[4], above[5],
+                above[6], has_img[i], same_share, log_same, above[7],
+                1.0 if i < heading else 0.0,
+            ])
+            before += chars
+            densities.append(density)
+            log_chars.append(log_size)
+            block_chains.append(chains[p])
+        branches = _branch_features(block_chains, chars_of, densities, total)
+        out = []
+        last = n - 1
+        for i in range(n):
+            features = heads[i]
+            features += (
+                densities[i - 1] if i else -1.0, densities[i + 1] if i < last else -1.0,
+                log_chars[i - 1] if i else 0.0, log_chars[i + 1] if i < last else 0.0, *tail,
+                *branches[i])
+            out.append(Block(nodes[found_k[i]], chars_of[i], features, block_chains[i]))
+        return out
+    finally:
+        free(ptr); free(parent); free(stack); free(inner); free(owner); free(info); free(cls_attr)
+
+
+cdef Py_ssize_t _same_count(ws_node_t *parent, size_t tag_id, ws_attr_t *cls) except -1:
+    """Children of ``parent`` with tag ``tag_id`` and the class value of ``cls`` (non-empty)."""
+    cdef ws_node_t *child = parent.first_child
+    cdef Py_ssize_t count = 0
+    while child != NULL:
+        if child.local_name == tag_id and child.type == NODE_ELEMENT and _same_class(_attr(child, ATTR_CLASS), cls):
+            count += 1
+        child = child.next
+    return count
+
+
+cdef void _info(Py_ssize_t p, ws_node_t **ptr, Py_ssize_t *parent, Info *info, ws_attr_t **cls_attr,
+                list names, list chains):
+    """``Tree.info`` of walk node p: the facts of its path below the top, p included."""
+    cdef Py_ssize_t q = p, r, count = 0, same
+    cdef size_t tag_id
+    cdef Info *base
+    cdef Info *me
+    if info[p].done:
+        return
+    path = []
+    while not info[q].done:
+        path.append(q)
+        q = parent[q]
+    for r in reversed(path):
+        base = &info[parent[r]]
+        me = &info[r]
+        cls, _, positive, negative = _name(r, ptr, cls_attr, names)
+        tag_id = ptr[r].local_name
+        if cls:
+            same = _same_count(ptr[parent[r]], tag_id, cls_attr[r])
+        else:
+            same = 0
+        me.depth = base.depth + 1
+        me.pos = base.pos or positive
+        me.neg = base.neg or negative
+        me.li = base.li or tag_id == T_LI
+        me.table = base.table or tag_id == T_TABLE or tag_id == T_TR
+        me.quote = base.quote or tag_id == T_QUOTE
+        me.furniture = base.furniture or (tag_id < 4096 and FURN[tag_id])
+        me.pre = base.pre or tag_id == T_PRE
+        me.repeated = base.repeated if base.repeated >= same else same
+        me.done = 1
+        chains[r] = chains[parent[r]] + (<size_t> ptr[r],)
+
+
+cdef Py_ssize_t _child_count(ws_node_t *parent) noexcept:
+    """Non-text children (``iter(include_text=False)``)."""
+    cdef ws_node_t *child = parent.first_child
+    cdef Py_ssize_t count = 0
+    while child != NULL:
+        if child.type != NODE_TEXT:
+            count += 1
+        child = child.next
+    return count
+
+
+cdef tuple _name(Py_ssize_t k, ws_node_t **ptr, ws_attr_t **cls_attr, list names):
+    named = names[k]
+    if named is not None:
+        return named
+    cls = _value(cls_attr[k])
+    ident = _value(_attr(ptr[k], ATTR_ID))
+    if cls:
+        positive, negative = _FLAGS.get(cls) or _flags(cls)
+        if ident:
+            more = _FLAGS.get(ident) or _flags(ident)
+            named = (cls, ident, positive or more[0], negative or more[1])
+        else:
+            named = (cls, ident, positive, negative)
+    elif ident:
+        positive, negative = _FLAGS.get(ident) or _flags(ident)
+        named = (cls, ident, positive, negative)
+    else:
+        named = (cls, ident, False, False)
+    names[k] = named
+    return named
+
+
+cdef Py_ssize_t _owner(Py_ssize_t k, Py_ssize_t *parent, Py_ssize_t *owner) noexcept:
+    """The found block holding walk node k (its nearest ancestor-or-self among them), -1 none."""
+    cdef Py_ssize_t q = k, found, r
+    while owner[q] == -2:
+        q = parent[q]
+    found = owner[q]
+    q = k
+    while owner[q] == -2:
+        owner[q] = found
+        q = parent[q]
+    return found

@@ -1,0 +1,85 @@
+"""The compiled Lexbor reads (core/convert/native) give the Python code's answers: ``text_len`` of
+every node and the block classifier's blocks and features, on the real pages kept in
+tests/core/pages (WCXB dev, CC-BY-4.0) and on text Lexbor keeps undecoded; the whole served
+Markdown is the same with and without them; and a module that answers differently is refused.
+bench/native_check.py runs the same comparison over every corpus page."""
+
+from __future__ import annotations
+
+import gzip
+import types
+from pathlib import Path
+
+import pytest
+from selectolax.lexbor import LexborHTMLParser
+
+from tests.components import need
+from webshelf.core.convert import by_type, html_density, html_main_content, native
+from webshelf.core.convert.blocks import features, model
+
+PAGES = sorted((Path(__file__).resolve().parent / "pages").glob("*.html.gz"))
+
+
+def _python_len(node) -> int:
+    return len(node.text(deep=True, separator=" ", strip=True))
+
+
+def _need_native() -> None:
+    need(native.AVAILABLE, "webshelf's compiled part (core/convert/native/_lexbor)",
+         f"{native.REASON}; reinstall with a C compiler present: pip install -e '.[test]'")
+
+
+def _rows(found):
+    return [(b.node.mem_id, b.chars, b.features, b.chain) for b in found]
+
+
+def _html(path: Path) -> str:
+    return gzip.decompress(path.read_bytes()).decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name.split(".")[0])
+def test_text_len_and_blocks_are_the_python_codes_on_a_real_page(path):
+    _need_native()
+    tree = LexborHTMLParser(_html(path))
+    for node in tree.root.traverse(include_text=True):
+        assert native.text_len(node) == _python_len(node), node.tag
+    for container in [tree.body, *tree.css("main, article, div")[:40]]:
+        assert _rows(native.blocks(container)) == _rows(features.blocks(container))
+        assert _rows(native.blocks(container, 5)) == _rows(features.blocks(container, 5))
+
+
+def test_the_served_markdown_is_the_same_without_the_compiled_part(monkeypatch):
+    _need_native()
+    pages = [_html(path).encode() for path in PAGES]
+    served = [by_type.to_markdown(page, "text/html; charset=utf-8", "https://example.org/") for page in pages]
+    monkeypatch.setattr(html_density, "text_len", _python_len)
+    monkeypatch.setattr(html_main_content, "_text_len", _python_len)
+    monkeypatch.setattr(model, "blocks", features.blocks)
+    assert [by_type.to_markdown(page, "text/html; charset=utf-8", "https://example.org/") for page in pages] == served
+
+
+@pytest.mark.parametrize("body", [
+    b"<main><p>\xff\xfe broken \xc3 bytes</p><p class='a\xff'>two</p><p class='a\xfe'>three</p></main>",
+    "<main><p>\u00a0\u2003 wide\u3000spaces \u2028</p><div>\u200b zero width</div></main>".encode(),
+    b"<main><pre><p>inside</p>code</pre><p><a href='/'>link</a><img src='x'></p></main>",
+    b"<main>  </main>",
+])
+def test_odd_text_gets_the_python_codes_answers(body):
+    """Lexbor keeps bytes it cannot decode; the C reads then ask the Python code, so the numbers
+    stay the same (selectolax reads such bytes as U+FFFD)."""
+    _need_native()
+    tree = LexborHTMLParser(body)
+    for node in tree.root.traverse(include_text=True):
+        assert native.text_len(node) == _python_len(node)
+    main = tree.css_first("main")
+    assert _rows(native.blocks(main)) == _rows(features.blocks(main))
+
+
+def test_a_module_with_other_answers_is_refused():
+    """What guards a selectolax whose Lexbor lays its nodes out otherwise: the check compares
+    every answer with the Python code's and names the first that differs."""
+    off_by_one = types.SimpleNamespace(text_len=lambda node: _python_len(node) + 1, blocks=features.blocks)
+    assert native._check(off_by_one).startswith("text_len differs on <")
+    no_features = types.SimpleNamespace(text_len=_python_len, blocks=lambda container: [])
+    assert native._check(no_features) == "blocks differ"
+    assert native._check(types.SimpleNamespace(text_len=_python_len, blocks=features.blocks)) is None
