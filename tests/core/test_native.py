@@ -76,10 +76,24 @@ def test_odd_text_gets_the_python_codes_answers(body):
 
 
 def test_a_module_with_other_answers_is_refused():
-    """What guards a selectolax whose Lexbor lays its nodes out otherwise: the check compares
-    every answer with the Python code's and names the first that differs."""
-    off_by_one = types.SimpleNamespace(text_len=lambda node: _python_len(node) + 1, blocks=features.blocks)
-    assert native._check(off_by_one).startswith("text_len differs on <")
-    no_features = types.SimpleNamespace(text_len=_python_len, blocks=lambda container: [])
-    assert native._check(no_features) == "blocks differ"
-    assert native._check(types.SimpleNamespace(text_len=_python_len, blocks=features.blocks)) is None
+    """What guards a selectolax whose Lexbor or wrapper lays its nodes out otherwise: the check
+    reads the wrapper's layout first, then compares every answer with the Python code's and
+    names the first that differs."""
+    _need_native()
+    layout_ok = native._module.layout_ok
+
+    def stub(**given):
+        return types.SimpleNamespace(**{"layout_ok": layout_ok, "text_len": _python_len,
+                                        "blocks": features.blocks, **given})
+
+    assert native._check(stub()) is None
+    assert "laid out otherwise" in native._check(stub(layout_ok=lambda node: False))
+    assert native._check(stub(text_len=lambda node: _python_len(node) + 1)).startswith("text_len differs on <")
+    assert native._check(stub(blocks=lambda container: [])) == "blocks differ"
+
+
+def test_the_wrapper_layout_is_read_where_selectolax_keeps_it():
+    _need_native()
+    tree = LexborHTMLParser("<div><p>one</p></div>")
+    assert native._module.layout_ok(tree.css_first("p"))
+    assert native._module.layout_ok(tree.root)

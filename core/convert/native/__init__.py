@@ -5,8 +5,9 @@ served path's questions from Lexbor's structures instead of through selectolax's
 Python objects: ``text_len`` and the block classifier's ``blocks`` — the same numbers as the
 Python code, which stays the reference and the fallback. Before either is used, ``_check`` runs
 both on a page that exercises what the C code reads (nesting, classes, ids, anchors, images,
-``<pre>``, non-ASCII and odd white space); any difference — another Lexbor layout in a future
-selectolax, say — and the Python code serves instead, with ``REASON`` saying why.
+``<pre>``, non-ASCII and odd white space), after checking — by reading only — that selectolax's
+node wrapper is laid out as ``ws_node_object.h`` says; any difference (another layout in a
+future selectolax, say) and the Python code serves instead, with ``REASON`` saying why.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ def _check(module) -> str | None:
 
     tree = LexborHTMLParser(_CHECK_PAGE)
     container = tree.css_first("main")
+    if not module.layout_ok(container):  # (before anything reads a node through the layout)
+        return "selectolax's node wrapper is laid out otherwise than ws_node_object.h says"
     for node in tree.root.traverse(include_text=True):
         if module.text_len(node) != len(node.text(deep=True, separator=" ", strip=True)):
             return f"text_len differs on <{node.tag}>"

@@ -36,6 +36,14 @@ cdef extern from "lexbor_layout.h":
         ws_node_t node
         ws_lexbor_str_t data
 
+cdef extern from "ws_node_object.h":
+    # selectolax's node wrapper, to make one for a node found here (``layout_ok`` first)
+    ctypedef class selectolax.lexbor.LexborNode [object ws_lexbor_node_object, check_size ignore]:
+        cdef void *vtab
+        cdef void *node
+        cdef object parser
+    size_t WS_NODE_OBJECT_SIZE
+
 cdef enum:
     TAG_TEXT = 2
     NODE_TEXT = 3
@@ -77,6 +85,22 @@ def _setup():
 
 
 _setup()
+
+
+def layout_ok(LexborNode node):
+    """True when selectolax's wrappers are laid out as ``ws_node_object.h`` says: the size, and
+    the node and parser fields read (only read) where the wrapper's own properties find them."""
+    if type(node).__basicsize__ != WS_NODE_OBJECT_SIZE:
+        return False
+    return (<size_t> node.node) == node.mem_id and node.parser is type(node).parser.__get__(node)
+
+
+cdef inline LexborNode _wrap(ws_node_t *ptr, object parser):
+    """A new selectolax wrapper of ``ptr`` (``LexborNode.new``: selectolax makes one per lookup)."""
+    cdef LexborNode out = LexborNode.__new__(LexborNode)
+    out.node = <void *> ptr
+    out.parser = parser
+    return out
 
 
 cdef inline Py_ssize_t _decode_at(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, Py_UCS4 *cp) noexcept:
@@ -203,16 +227,19 @@ cdef void _stats(ws_node_t *root, Stats *st) noexcept:
         st.chars += st.parts - 1
 
 
-def text_len(node):
+def text_len(LexborNode node):
     """``len(node.text(deep=True, separator=" ", strip=True))``."""
-    cdef size_t key = node.mem_id
-    return _text_len(<ws_node_t *> key, node)
+    return _text_len(<ws_node_t *> node.node, node, None)
 
 
-cdef Py_ssize_t _text_len(ws_node_t *root, object wrapper) except -1:
+cdef Py_ssize_t _text_len(ws_node_t *root, object wrapper, object parser) except -1:
+    """``text_len`` of ``root``; text that is not UTF-8 is measured by selectolax (through
+    ``wrapper``, or a new one for ``parser``'s tree)."""
     cdef Stats st
     _stats(root, &st)
     if st.bad:
+        if wrapper is None:
+            wrapper = _wrap(root, parser)
         return len(wrapper.text(True, " ", True))
     return st.chars
 
@@ -263,10 +290,10 @@ cdef struct Info:
     int repeated
 
 
-def blocks(container, Py_ssize_t limit=3000):
+def blocks(LexborNode container, Py_ssize_t limit=3000):
     """``features.blocks(container, limit)``, the same list."""
-    cdef size_t top_key = container.mem_id
-    cdef ws_node_t *top = <ws_node_t *> top_key
+    cdef ws_node_t *top = <ws_node_t *> container.node
+    parser = container.parser
     cdef ws_node_t *node
     cdef Py_ssize_t n_all = 0, k, p, i, j, cap, depth
     # pass 1: count the non-text nodes (what traverse(include_text=False) yields)
@@ -332,7 +359,6 @@ def blocks(container, Py_ssize_t limit=3000):
         names = [None] * n_all
         chains = [None] * n_all
         chains[0] = ()
-        nodes = None
         found_k = []
         found_text = []
         found_chars = []
@@ -353,9 +379,7 @@ def blocks(container, Py_ssize_t limit=3000):
                 continue
             _stats(ptr[k], &st)
             if st.bad:
-                if nodes is None:
-                    nodes = list(container.traverse(include_text=False))
-                text = nodes[k].text(True, " ", True)
+                text = _wrap(ptr[k], parser).text(True, " ", True)
                 if not text:
                     continue
                 found_text.append(text)
@@ -375,8 +399,6 @@ def blocks(container, Py_ssize_t limit=3000):
         n = len(found_k)
         if not n:
             return []
-        if nodes is None:
-            nodes = list(container.traverse(include_text=False))
         for i in range(n):
             owner[found_k[i]] = i
         owner[0] = -1
@@ -390,7 +412,7 @@ def blocks(container, Py_ssize_t limit=3000):
                 continue
             i = _owner(k, parent, owner)
             if tag_id == A_ID:
-                size = _text_len(ptr[k], nodes[k])
+                size = _text_len(ptr[k], None, parser)
                 container_links += size
                 if i >= 0:
                     link_chars[i] += size
@@ -398,7 +420,7 @@ def blocks(container, Py_ssize_t limit=3000):
             elif i >= 0:
                 has_img[i] = 1.0
         total = sum(found_chars) or 1
-        container_chars = _text_len(top, container) or 1
+        container_chars = _text_len(top, container, parser) or 1
         tail = (log1p(container_chars), min(1.0, container_links / container_chars), log1p(n))
         heading = n
         for i in range(n):
@@ -423,7 +445,7 @@ def blocks(container, Py_ssize_t limit=3000):
             if counts is None:
                 text = found_text[i]
                 if text is None:
-                    text = nodes[k].text(True, " ", True)
+                    text = _wrap(ptr[k], parser).text(True, " ", True)
                 punct, ends, commas, digits = _punct(text)
             else:
                 punct, ends, commas, digits = counts
@@ -472,7 +494,7 @@ def blocks(container, Py_ssize_t limit=3000):
                 densities[i - 1] if i else -1.0, densities[i + 1] if i < last else -1.0,
                 log_chars[i - 1] if i else 0.0, log_chars[i + 1] if i < last else 0.0, *tail,
                 *branches[i])
-            out.append(Block(nodes[found_k[i]], chars_of[i], features, block_chains[i]))
+            out.append(Block(_wrap(ptr[found_k[i]], parser), chars_of[i], features, block_chains[i]))
         return out
     finally:
         free(ptr); free(parent); free(stack); free(inner); free(owner); free(info); free(cls_attr)
