@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from webshelf.core.convert import native
 from webshelf.core.convert.blocks.model import load, select
 from webshelf.core.convert.html_code import contains
 from webshelf.core.convert.html_density import Lengths, child_lengths, drop_link_blocks, narrow, text_len, unique
@@ -167,23 +168,8 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, 
     # _NAME_KEEPS is _KEEPS plus h1: the tag loops removed no keeper of _KEEPS (nor, so, any
     # ancestor of one), so its holders stand and only the h1s' are added.
     holders = _holders(body, "h1", holders)
-    # Lexbor lists a node once per selector of a list it matches: one with both a class and an id
-    # came twice, and its comment section counted twice against the rest of the page (a thread
-    # under an article stayed whenever it was over a third of the page: readability's pixnet).
-    # The repeats come side by side (Lexbor tries the whole list on a node before the next), so
-    # skipping the node just seen is ``unique`` for a tenth of its cost (~900 nodes a page).
     named: dict[str, list[LexborNode]] = {}
-    last = None
-    for node in body.css("[class], [id]"):
-        key = node.mem_id
-        if key == last:
-            continue
-        last = key
-        # the class list alone when there is no id (most nodes): the same tokens as "class id"
-        node_id, cls = node.id, node.attrs.get("class")
-        kind, token = _match((cls or "") if node_id is None else f"{cls or ''} {node_id}")
-        if kind is not None and _in_code(node):
-            continue  # a highlighter's token (hljs-comment, Prism's "token comment", Pygments' sr): code
+    for node, kind, token in _named(body, _match):
         if kind == "comment":
             comments.append(node)
         elif kind == "boiler" and _removable(node, total, _NAME_KEEPS, holders):
@@ -197,6 +183,30 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, 
             node.remove()
     if not thread:
         _drop_comments(body, comments, comment_share)
+
+
+def _named(body: LexborNode, match) -> list[tuple[LexborNode, str, str | None]]:
+    """(node, kind, token) of each element of ``body`` (``body`` too) whose class/id ``match``
+    (``_match``) gives a kind, in document order, leaving out code (``_in_code``)."""
+    out = []
+    # Lexbor lists a node once per selector of a list it matches: one with both a class and an id
+    # came twice, and its comment section counted twice against the rest of the page (a thread
+    # under an article stayed whenever it was over a third of the page: readability's pixnet).
+    # The repeats come side by side (Lexbor tries the whole list on a node before the next), so
+    # skipping the node just seen is ``unique`` for a tenth of its cost (~900 nodes a page).
+    last = None
+    for node in body.css("[class], [id]"):
+        key = node.mem_id
+        if key == last:
+            continue
+        last = key
+        # the class list alone when there is no id (most nodes): the same tokens as "class id"
+        node_id, cls = node.id, node.attrs.get("class")
+        kind, token = match((cls or "") if node_id is None else f"{cls or ''} {node_id}")
+        if kind is not None and not _in_code(node):
+            # (in code: a highlighter's token — hljs-comment, Prism's "token comment", Pygments' sr)
+            out.append((node, kind, token))
+    return out
 
 
 def _drop_junk(tree: LexborHTMLParser) -> None:
@@ -394,3 +404,10 @@ def _common_ancestor(nodes: list[LexborNode]) -> LexborNode | None:
         if all(contains(candidate, n) for n in nodes[1:]):
             return candidate
     return None
+
+
+# (last: the reference it is checked against calls the helpers above)
+if native.named is not None and native.agrees(
+        lambda root: native.named(root, _match), lambda root: _named(root, _match),
+        lambda found: [(node.mem_id, kind, token) for node, kind, token in found]):
+    _named = native.named  # noqa: F811 — the same list, the attributes read in C (core/convert/native)

@@ -21,10 +21,11 @@ _CHECK_PAGE = """<html><body><main class="content main" id="top">
 <div class="card"><p>Some <a href="/a">link text</a> and <img src="x.png"> more.</p></div>
 <div class="card"><p>\u00a0Non-breaking\u3000spaces\u2003 and tabs\t</p></div>
 <div class="card teaser"><ul><li class="item">One</li><li class="item">Two <b>bold</b></li></ul></div>
-<pre class="code"><div>inside pre</div>x = 1; y = [2, 3]</pre>
+<pre class="code"><div>inside pre</div>x = 1; <code class="hljs-comment"># y</code></pre>
 <table><tr><td>cell, one</td><td>cell 2</td></tr></table>
 <section id="comments"><article><p>Привет, мир! Ελληνικά; 中文。</p></article></section>
-<!-- a comment --><footer class="site-footer"><nav><a href="/">Home</a></nav></footer>
+<!-- a comment --><footer class="site-footer" id="foot"><nav class="menu main-nav" id>
+<a href="/" class>Home</a></nav><div class="share-buttons" id="share_1">Share</div></footer>
 </main></body></html>"""
 
 REASON: str | None = None
@@ -48,6 +49,21 @@ def _check(module) -> str | None:
     return None
 
 
+def agrees(ours: Callable, theirs: Callable, key: Callable) -> bool:
+    """Whether ``ours`` (a compiled function, given a node) and ``theirs`` (its Python reference)
+    give the same answers, compared through ``key``, on every element of the check page: how a
+    module that owns the Python reference takes a compiled one (the reference cannot be imported
+    here without importing that module)."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(_CHECK_PAGE)
+    try:
+        return all(key(ours(node)) == key(theirs(node))
+                   for node in tree.root.traverse() if node.is_element_node)
+    except Exception:  # noqa: BLE001 — any failure means: serve with the Python code
+        return False
+
+
 def _load():
     global REASON
     try:
@@ -66,3 +82,4 @@ _module = _load()
 AVAILABLE = _module is not None
 text_len: Callable | None = _module.text_len if _module else None
 blocks: Callable | None = _module.blocks if _module else None
+named: Callable | None = _module.named if _module else None

@@ -590,3 +590,46 @@ cdef Py_ssize_t _owner(Py_ssize_t k, Py_ssize_t *parent, Py_ssize_t *owner) noex
         owner[q] = found
         q = parent[q]
     return found
+
+
+cdef size_t T_CODE = 0
+
+
+def named(LexborNode root, match):
+    """``html_main_content._named(root, match)``: (node, kind, token) for each element of
+    ``root``'s subtree (``root`` too) with a class or id attribute that ``match`` — called with
+    the class list, or the class list, a space and the id — gives a kind, unless the element is
+    a ``<pre>``/``<code>`` or inside one, in document order."""
+    global T_CODE
+    cdef ws_node_t *top = <ws_node_t *> root.node
+    cdef ws_node_t *node = top
+    cdef ws_node_t *up
+    cdef ws_attr_t *cls_attr
+    cdef ws_attr_t *id_attr
+    if not T_CODE:
+        T_CODE = _tree._tag_ids(frozenset({"code"})).popitem()[0]
+    parser = root.parser
+    out = []
+    while True:
+        if node.type == NODE_ELEMENT:
+            cls_attr = _attr(node, ATTR_CLASS)
+            id_attr = _attr(node, ATTR_ID)
+            if cls_attr != NULL or id_attr != NULL:
+                cls = _value(cls_attr)
+                ident = _value(id_attr)
+                kind, token = match((cls or "") if ident is None else f"{cls or ''} {ident}")
+                if kind is not None:
+                    up = node
+                    while up != NULL and up.local_name != T_PRE and up.local_name != T_CODE:
+                        up = up.parent
+                    if up == NULL:
+                        out.append((_wrap(node, parser), kind, token))
+        if node.first_child != NULL:
+            node = node.first_child
+            continue
+        while node != top and node.next == NULL:
+            node = node.parent
+        if node == top:
+            break
+        node = node.next
+    return out
