@@ -41,6 +41,8 @@ closer to a hiding place).
 
 from __future__ import annotations
 
+from webshelf.core.convert.html_density import text_len
+
 #: the share of the visible-with-it readable text an element must hold to be the frame …
 FRAME_SHARE = 0.9
 #: … and the characters it must hold (a few words hidden on an empty page are no content)
@@ -52,8 +54,7 @@ _CODE = "script, style, template, noscript"
 _NEVER = frozenset(("script", "style", "template", "noscript"))
 
 
-def _chars(node) -> int:  # noqa: ANN001 — selectolax node
-    return len(node.text(deep=True, separator=" ", strip=True))
+_chars = text_len  # len(node.text(deep=True, separator=" ", strip=True))
 
 
 def _readable(node) -> int:  # noqa: ANN001

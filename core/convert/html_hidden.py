@@ -38,8 +38,9 @@ from functools import cached_property, lru_cache
 
 from selectolax.lexbor import LexborHTMLParser
 
-from webshelf.core.convert import css_hidden, hidden_frame
+from webshelf.core.convert import css_hidden, hidden_frame, native
 from webshelf.core.convert.css_hidden import overridden, page_sheets, parse_declarations, style_hides
+from webshelf.core.convert.html_density import text_len
 
 ALWAYS_DROPPED = "script, style, noscript, template, [hidden], [aria-hidden]"
 # Cheap pre-check: skip the parse when none of the markers can be present (a ``style``
@@ -391,9 +392,7 @@ def unwrap_noscript_content(tree) -> bool:  # noqa: ANN001 — selectolax tree
     noscripts = tree.css("noscript")
     if not noscripts or tree.body is None:
         return False
-    def length(node) -> int:  # noqa: ANN001
-        return len(node.text(deep=True, separator=" ", strip=True))
-
+    length = text_len  # len(node.text(deep=True, separator=" ", strip=True))
     inside = sum(map(length, noscripts))
     if inside < NOSCRIPT_CONTENT_MIN_CHARS:
         return False  # most pages stop here, before the walk over the whole body's text
@@ -452,7 +451,7 @@ def drop_hidden_in(tree, html: str | None = None) -> bool:  # noqa: ANN001 — s
     # them), only when the text has "<!--" (as before: a text without one has no comment to remove).
     comments = []
     if tree.root is not None and (html is None or "<!--" in html):
-        comments = [n for n in tree.root.traverse() if n.is_comment_node]  # (cheaper than building ``n.tag``)
+        comments = _comments(tree.root)
     if not doomed and not comments:
         return False
     for node in comments:
@@ -479,3 +478,14 @@ def drop_hidden(html: str) -> str:
 
 
 drop_hidden_in.as_text = drop_hidden  # the string form, for html_to_markdown's whole-page fallback
+
+
+def _comments(root) -> list:  # noqa: ANN001 — selectolax node
+    """The comment nodes under ``root`` in document order (a traversal without text nodes still
+    yields them; ``is_comment_node`` is cheaper than building ``n.tag``)."""
+    return [n for n in root.traverse() if n.is_comment_node]
+
+
+if native.comments is not None and native.agrees(native.comments, _comments,
+                                                  lambda found: [n.mem_id for n in found]):
+    _comments = native.comments  # noqa: F811 — the same list, without a wrapper per element

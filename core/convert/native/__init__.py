@@ -7,11 +7,12 @@ Python code, which stays the reference and the fallback. Before either is used, 
 both on a page that exercises what the C code reads (nesting, classes, ids, anchors, images,
 ``<pre>``, non-ASCII and odd white space), after checking — by reading only — that selectolax's
 node wrapper is laid out as ``ws_node_object.h`` says; any difference (another layout in a
-future selectolax, say) and the Python code serves instead, with ``REASON`` saying why.
+future selectolax, say) and the Python code serves instead, with ``REASON`` saying why. ``WEBSHELF_NATIVE=0`` in the environment turns it off.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from webshelf.core.convert.blocks import features
@@ -66,6 +67,9 @@ def agrees(ours: Callable, theirs: Callable, key: Callable) -> bool:
 
 def _load():
     global REASON
+    if os.environ.get("WEBSHELF_NATIVE") == "0":  # (bench/native_ab.py's baseline; a way out)
+        REASON = "turned off by WEBSHELF_NATIVE=0"
+        return None
     try:
         from webshelf.core.convert.native import _lexbor
     except ImportError as error:  # not built (no C compiler at install)
@@ -83,3 +87,4 @@ AVAILABLE = _module is not None
 text_len: Callable | None = _module.text_len if _module else None
 blocks: Callable | None = _module.blocks if _module else None
 named: Callable | None = _module.named if _module else None
+comments: Callable | None = _module.comments if _module else None

@@ -633,3 +633,28 @@ def named(LexborNode root, match):
             break
         node = node.next
     return out
+
+
+cdef enum:
+    NODE_COMMENT = 8
+
+
+def comments(LexborNode root):
+    """``[n for n in root.traverse() if n.is_comment_node]``: the comment nodes of ``root``'s
+    subtree in document order, without a wrapper for every element on the way."""
+    cdef ws_node_t *top = <ws_node_t *> root.node
+    cdef ws_node_t *node = top
+    parser = root.parser
+    out = []
+    while True:
+        if node.type == NODE_COMMENT:
+            out.append(_wrap(node, parser))
+        if node.first_child != NULL:
+            node = node.first_child
+            continue
+        while node != top and node.next == NULL:
+            node = node.parent
+        if node == top:
+            break
+        node = node.next
+    return out
