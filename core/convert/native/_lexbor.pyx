@@ -7,7 +7,7 @@ an attribute dict, a decoded string per text node); here the tree is read throug
 structures (``lexbor_layout.h``) instead. Where C cannot give the same answer (text that is not
 UTF-8, a non-ASCII block's punctuation by Unicode class) it asks the Python code. The package's
 ``__init__`` checks this module against the Python code before anything uses it."""
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcmp
 from libc.math cimport log1p
 from cpython.unicode cimport Py_UNICODE_ISSPACE, PyUnicode_DecodeUTF8
@@ -57,7 +57,6 @@ _FLAGS = _tree._FLAGS
 _flags = _tree.flags
 _TAG_VECTORS = _features._TAG_VECTORS
 _NO_TAG = _features._NO_TAG
-_branch_features = _features._branch_features
 cdef object _TAG_NAMES = None  # tag id -> name, the block tags (BLOCK_IDS)
 cdef size_t A_ID = _tree._A_ID
 cdef size_t IMG_ID = _tree._IMG_ID
@@ -319,6 +318,17 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
     cdef Py_ssize_t sp = 0
     cdef Stats st
     cdef size_t tag_id
+    cdef Py_ssize_t *link_chars = NULL
+    cdef Py_ssize_t *links = NULL
+    cdef char *has_img = NULL
+    cdef Py_ssize_t *chars_of = NULL
+    cdef double *dens = NULL
+    cdef double *logc = NULL
+    cdef Py_ssize_t *mass_sum = NULL
+    cdef double *link_sum = NULL
+    cdef Py_ssize_t chars, words, block_links, block_link_chars, before, total, same, container_chars
+    cdef Py_ssize_t container_links, size, heading, q, longest, last, n
+    cdef double density, log_size, per_word, same_share, log_same
     try:
         # pass 2: index, parents
         k = 0
@@ -402,9 +412,17 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
         for i in range(n):
             owner[found_k[i]] = i
         owner[0] = -1
-        link_chars = [0] * n
-        links = [0] * n
-        has_img = [0.0] * n
+        link_chars = <Py_ssize_t *> calloc(n, sizeof(Py_ssize_t))
+        links = <Py_ssize_t *> calloc(n, sizeof(Py_ssize_t))
+        has_img = <char *> calloc(n, 1)
+        chars_of = <Py_ssize_t *> malloc(n * sizeof(Py_ssize_t))
+        dens = <double *> malloc(n * sizeof(double))
+        logc = <double *> malloc(n * sizeof(double))
+        mass_sum = <Py_ssize_t *> calloc(n_all, sizeof(Py_ssize_t))
+        link_sum = <double *> calloc(n_all, sizeof(double))
+        if (link_chars == NULL or links == NULL or has_img == NULL or chars_of == NULL or dens == NULL
+                or logc == NULL or mass_sum == NULL or link_sum == NULL):
+            raise MemoryError()
         container_links = 0
         for k in range(n_all):
             tag_id = ptr[k].local_name
@@ -418,10 +436,15 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
                     link_chars[i] += size
                     links[i] += 1
             elif i >= 0:
-                has_img[i] = 1.0
-        total = sum(found_chars) or 1
+                has_img[i] = 1
+        total = 0
+        for i in range(n):
+            chars_of[i] = found_chars[i]
+            total += chars_of[i]
+        if total == 0:
+            total = 1
         container_chars = _text_len(top, container, parser) or 1
-        tail = (log1p(container_chars), min(1.0, container_links / container_chars), log1p(n))
+        tail = (log1p(container_chars), min(1.0, container_links / <double> container_chars), log1p(n))
         heading = n
         for i in range(n):
             tag_id = ptr[found_k[i]].local_name
@@ -430,16 +453,11 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
                 break
         before = 0
         heads = []
-        chars_of = found_chars
-        densities = []
-        log_chars = []
-        block_chains = []
         ancestry = {}
         for i in range(n):
             k = found_k[i]
             tag_id = ptr[k].local_name
-            tag = _TAG_NAMES[tag_id]
-            chars = found_chars[i]
+            chars = chars_of[i]
             words = found_words[i]
             counts = found_counts[i]
             if counts is None:
@@ -453,14 +471,15 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
             p = parent[k]
             if cls:
                 same = _same_count(ptr[p], tag_id, cls_attr[k])
-                same_share, log_same = same / max(1, _child_count(ptr[p])), log1p(same)
+                same_share = same / <double> max(1, _child_count(ptr[p]))
+                log_same = log1p(same)
             else:
                 same_share = log_same = 0.0
             if tag_id == T_PRE:
                 block_links = block_link_chars = 0
             else:
                 block_links, block_link_chars = links[i], link_chars[i]
-            density = block_link_chars / chars
+            density = block_link_chars / <double> chars
             if density > 1.0:
                 density = 1.0
             log_size = log1p(chars)
@@ -471,33 +490,48 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
                     float(depth if depth < 40 else 40), float(info[p].pos), float(info[p].neg),
                     float(info[p].li), float(info[p].table), float(info[p].quote),
                     float(info[p].furniture), log1p(info[p].repeated))
-            per_word = chars / words
+            per_word = chars / <double> words
             heads.append([
                 log_size, log1p(words), density, log1p(block_links),
-                punct / chars, 100.0 * ends / chars, 100.0 * commas / chars, digits / chars,
-                per_word if per_word < 30.0 else 30.0, above[0], i / n, before / total,
-                chars / total, *_TAG_VECTORS.get(tag, _NO_TAG),
+                punct / <double> chars, 100.0 * ends / chars, 100.0 * commas / chars, digits / <double> chars,
+                per_word if per_word < 30.0 else 30.0, above[0], i / <double> n, before / <double> total,
+                chars / <double> total, *_TAG_VECTORS.get(_TAG_NAMES[tag_id], _NO_TAG),
                 float(positive), float(negative), above[1], above[2], above[3], above[4], above[5],
-                above[6], has_img[i], same_share, log_same, above[7],
+                above[6], 1.0 if has_img[i] else 0.0, same_share, log_same, above[7],
                 1.0 if i < heading else 0.0,
             ])
             before += chars
-            densities.append(density)
-            log_chars.append(log_size)
-            block_chains.append(chains[p])
-        branches = _branch_features(block_chains, chars_of, densities, total)
+            dens[i] = density
+            logc[i] = log_size
+        # where each block sits relative to the text mass (``features._branch_features``, the same
+        # sums in the same order): the three levels below the top of each block's branch
+        for i in range(n):
+            q = parent[found_k[i]]
+            while q > 0:
+                if info[q].depth <= 3:
+                    mass_sum[q] += chars_of[i]
+                    link_sum[q] += dens[i] * chars_of[i]
+                q = parent[q]
+        longest = 0
+        for i in range(1, n):
+            if chars_of[i] > chars_of[longest]:
+                longest = i
         out = []
         last = n - 1
         for i in range(n):
             features = heads[i]
             features += (
-                densities[i - 1] if i else -1.0, densities[i + 1] if i < last else -1.0,
-                log_chars[i - 1] if i else 0.0, log_chars[i + 1] if i < last else 0.0, *tail,
-                *branches[i])
-            out.append(Block(_wrap(ptr[found_k[i]], parser), chars_of[i], features, block_chains[i]))
+                dens[i - 1] if i else -1.0, dens[i + 1] if i < last else -1.0,
+                logc[i - 1] if i else 0.0, logc[i + 1] if i < last else 0.0, *tail,
+                *_branch(parent[found_k[i]], parent[found_k[longest]], info, parent, mass_sum, link_sum,
+                         chars_of[i], dens[i], total))
+            chain = chains[parent[found_k[i]]]
+            out.append(Block(_wrap(ptr[found_k[i]], parser), chars_of[i], features, chain))
         return out
     finally:
         free(ptr); free(parent); free(stack); free(inner); free(owner); free(info); free(cls_attr)
+        free(link_chars); free(links); free(has_img); free(chars_of); free(dens); free(logc)
+        free(mass_sum); free(link_sum)
 
 
 cdef Py_ssize_t _same_count(ws_node_t *parent, size_t tag_id, ws_attr_t *cls) except -1:
@@ -658,3 +692,42 @@ def comments(LexborNode root):
             break
         node = node.next
     return out
+
+
+cdef tuple _branch(Py_ssize_t p, Py_ssize_t mass_p, Info *info, Py_ssize_t *parent, Py_ssize_t *mass_sum,
+                   double *link_sum, Py_ssize_t chars, double density, Py_ssize_t total):
+    """``features._branch_features``' eight values of a block whose parent is walk node ``p``
+    (``mass_p``: the longest block's parent): its branch's shares and link densities 1, 2 and 3
+    levels below the top, and where it sits against the longest block's branch."""
+    cdef Py_ssize_t length = info[p].depth, mass_length = info[mass_p].depth, lca = -1, d, q
+    cdef Py_ssize_t level[3]
+    cdef Py_ssize_t a = p, b = mass_p
+    # the deepest common ancestor below the top of p and mass_p: walk both up to one depth, then together
+    while info[a].depth > info[b].depth:
+        a = parent[a]
+    while info[b].depth > info[a].depth:
+        b = parent[b]
+    while a != b:
+        a = parent[a]
+        b = parent[b]
+    lca = info[a].depth - 1  # (-1: only the top in common)
+    level[0] = level[1] = level[2] = -1
+    q = p
+    while q > 0:
+        if info[q].depth <= 3:
+            level[info[q].depth - 1] = q
+        q = parent[q]
+    in_mass = 1.0 if length and lca >= 0 else 0.0
+    where = (float(min(40, length - 1 - lca)), float(lca + 1), in_mass)
+    shares, ratios = [], []
+    for d in range(3):
+        if d < length:
+            q = level[d]
+            shares.append(mass_sum[q] / <double> total)
+            if d < 2:
+                ratios.append(link_sum[q] / mass_sum[q] if mass_sum[q] else 0.0)
+        else:
+            shares.append(chars / <double> total)
+            if d < 2:
+                ratios.append(density)
+    return (*shares, *ratios, *where)
