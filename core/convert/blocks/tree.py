@@ -92,7 +92,7 @@ def read_name(node: LexborNode) -> tuple[str | None, str | None, bool, bool]:
     return cls, ident, False, False
 
 
-def _tag_ids(names: frozenset[str]) -> dict[int, str]:
+def tag_ids(names: frozenset[str]) -> dict[int, str]:
     """Lexbor's tag id of each of ``names``: HTML's tags have fixed ids (the same in every
     document, checked here on two parsers), so the walk can test a node's id against a table
     instead of building its tag name; an element matches by id in any namespace, as Lexbor's
@@ -105,8 +105,8 @@ def _tag_ids(names: frozenset[str]) -> dict[int, str]:
     return ids
 
 
-BLOCK_IDS = _tag_ids(BLOCK_TAGS)  # tag id -> tag, the block tags
-(_A_ID,), (_IMG_ID,) = _tag_ids(frozenset({"a"})), _tag_ids(frozenset({"img"}))
+BLOCK_IDS = tag_ids(BLOCK_TAGS)  # tag id -> tag, the block tags
+(_A_ID,), (_IMG_ID,) = tag_ids(frozenset({"a"})), tag_ids(frozenset({"img"}))
 ROOT_INFO = (0, 0, 0, 0, 0, 0, 0, False, 0, ())
 NO_FLAGS = (False, False)  # what ``flags`` gives a node without class and id
 _FURNITURE = frozenset({"header", "footer", "aside", "nav", "figure", "form"})

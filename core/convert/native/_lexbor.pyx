@@ -8,7 +8,7 @@ structures (``lexbor_layout.h``) instead. Where C cannot give the same answer (t
 UTF-8, a non-ASCII block's punctuation by Unicode class) it asks the Python code. The package's
 ``__init__`` checks this module against the Python code before anything uses it."""
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memset
 from libc.math cimport log1p
 from cpython.unicode cimport Py_UNICODE_ISSPACE, PyUnicode_DecodeUTF8
 
@@ -231,16 +231,78 @@ def text_len(LexborNode node):
     return _text_len(<ws_node_t *> node.node, node, None)
 
 
+cdef Py_ssize_t _stripped_len(const unsigned char *s, Py_ssize_t n) noexcept:
+    """len(s.decode().strip()), -1 when ``s`` is not UTF-8."""
+    cdef Py_ssize_t i = 0, j = n, k, b, count = 0
+    cdef Py_UCS4 cp
+    while i < n:  # leading white space
+        k = _decode_at(s, i, n, &cp)
+        if k == 0:
+            return -1
+        if not Py_UNICODE_ISSPACE(cp):
+            break
+        i += k
+    if i == n:
+        return 0
+    while j > i:  # trailing white space
+        b = j - 1
+        while b > i and (s[b] & 0xC0) == 0x80 and j - b < 4:
+            b -= 1
+        if _decode_at(s, b, j, &cp) != j - b:
+            return -1
+        if not Py_UNICODE_ISSPACE(cp):
+            break
+        j = b
+    while i < j:  # the code points between
+        if s[i] < 0x80:
+            i += 1
+        else:
+            k = _decode_at(s, i, j, &cp)
+            if k == 0:
+                return -1
+            i += k
+        count += 1
+    return count
+
+
 cdef Py_ssize_t _text_len(ws_node_t *root, object wrapper, object parser) except -1:
     """``text_len`` of ``root``; text that is not UTF-8 is measured by selectolax (through
     ``wrapper``, or a new one for ``parser``'s tree)."""
-    cdef Stats st
-    _stats(root, &st)
-    if st.bad:
-        if wrapper is None:
-            wrapper = _wrap(root, parser)
-        return len(wrapper.text(True, " ", True))
-    return st.chars
+    cdef ws_node_t *node = root.first_child
+    cdef ws_chardata_t *text
+    cdef Py_ssize_t total = 0, parts = 0, part
+    if root.local_name == TAG_TEXT:  # (``text()`` of a text node is its own data)
+        text = <ws_chardata_t *> root
+        if text.data.data != NULL:
+            part = _stripped_len(text.data.data, text.data.length)
+            if part < 0:
+                return _selectolax_len(root, wrapper, parser)
+            total += part
+            parts += 1
+    while node != NULL:
+        if node.local_name == TAG_TEXT:
+            text = <ws_chardata_t *> node
+            if text.data.data != NULL:
+                part = _stripped_len(text.data.data, text.data.length)
+                if part < 0:
+                    return _selectolax_len(root, wrapper, parser)
+                total += part
+                parts += 1
+        if node.first_child != NULL:
+            node = node.first_child
+        else:
+            while node != root and node.next == NULL:
+                node = node.parent
+            if node == root:
+                break
+            node = node.next
+    return total + parts - 1 if parts else 0
+
+
+cdef Py_ssize_t _selectolax_len(ws_node_t *root, object wrapper, object parser) except -1:
+    if wrapper is None:
+        wrapper = _wrap(root, parser)
+    return len(wrapper.text(True, " ", True))
 
 
 cdef inline ws_attr_t *_attr(ws_node_t *node, size_t name) noexcept:
@@ -641,7 +703,7 @@ def named(LexborNode root, match):
     cdef ws_attr_t *cls_attr
     cdef ws_attr_t *id_attr
     if not T_CODE:
-        T_CODE = _tree._tag_ids(frozenset({"code"})).popitem()[0]
+        T_CODE = _tree.tag_ids(frozenset({"code"})).popitem()[0]
     parser = root.parser
     out = []
     while True:
@@ -731,3 +793,30 @@ cdef tuple _branch(Py_ssize_t p, Py_ssize_t mass_p, Info *info, Py_ssize_t *pare
             if d < 2:
                 ratios.append(density)
     return (*shares, *ratios, *where)
+
+
+def junk(LexborNode root, frozenset tags):
+    """The elements of ``root``'s subtree (``root`` too) whose tag is one of ``tags`` (tag ids),
+    in document order: what a selector list of those type selectors finds."""
+    cdef ws_node_t *top = <ws_node_t *> root.node
+    cdef ws_node_t *node = top
+    cdef unsigned char wanted[4096]
+    memset(wanted, 0, sizeof(wanted))
+    for tag_id in tags:
+        if not 0 <= tag_id < 4096:
+            raise ValueError(f"tag id {tag_id} is not one of HTML's")
+        wanted[<size_t> tag_id] = 1
+    parser = root.parser
+    out = []
+    while True:
+        if node.type == NODE_ELEMENT and node.local_name < 4096 and wanted[node.local_name]:
+            out.append(_wrap(node, parser))
+        if node.first_child != NULL:
+            node = node.first_child
+            continue
+        while node != top and node.next == NULL:
+            node = node.parent
+        if node == top:
+            break
+        node = node.next
+    return out
