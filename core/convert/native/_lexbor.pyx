@@ -63,6 +63,17 @@ cdef size_t IMG_ID = _tree._IMG_ID
 cdef unsigned char CLS[128]  # bit 0 punct, 1 ends, 2 commas, 3 digits, of each ASCII byte
 cdef size_t T_LI, T_TABLE, T_TR, T_QUOTE, T_PRE, T_H1, T_H2
 cdef unsigned char FURN[4096]
+# each BMP character's four classes (the bits of CLS), 0xFF until asked: ``features._wide_counts``,
+# which matches the character against the same four patterns, fills it in
+cdef unsigned char WIDE[0x10000]
+memset(WIDE, 0xFF, sizeof(WIDE))
+
+
+cdef unsigned char _wide_class(Py_UCS4 cp) except 0xFE:
+    punct, ends, commas, digits = _features._wide_counts(chr(cp))
+    cdef unsigned char cls = (1 if punct else 0) | (2 if ends else 0) | (4 if commas else 0) | (8 if digits else 0)
+    WIDE[cp] = cls
+    return cls
 cdef unsigned char BLOCK[4096]
 
 
@@ -136,12 +147,12 @@ cdef struct Stats:
     Py_ssize_t chars      # len(text(True, " ", True))
     Py_ssize_t parts
     Py_ssize_t words      # len(text.split())
-    Py_ssize_t counts[4]  # ASCII class counts (valid when ascii)
+    Py_ssize_t counts[4]  # class counts (valid when ascii: no character beyond the BMP)
     bint ascii
     bint bad              # not UTF-8: measure in Python
 
 
-cdef void _add_text(Stats *st, const unsigned char *s, Py_ssize_t n) noexcept:
+cdef int _add_text(Stats *st, const unsigned char *s, Py_ssize_t n) except -1:
     """One text node's stripped fragment into ``st``."""
     cdef Py_ssize_t i = 0, j = n, k, b
     cdef Py_UCS4 cp
@@ -152,19 +163,19 @@ cdef void _add_text(Stats *st, const unsigned char *s, Py_ssize_t n) noexcept:
         k = _decode_at(s, i, n, &cp)
         if k == 0:
             st.bad = True
-            return
+            return 0
         if not Py_UNICODE_ISSPACE(cp):
             break
         i += k
     if i == n:
-        return
+        return 0
     while j > i:
         b = j - 1
         while b > i and (s[b] & 0xC0) == 0x80 and j - b < 4:
             b -= 1
         if _decode_at(s, b, j, &cp) != j - b:
             st.bad = True
-            return
+            return 0
         if not Py_UNICODE_ISSPACE(cp):
             break
         j = b
@@ -173,28 +184,35 @@ cdef void _add_text(Stats *st, const unsigned char *s, Py_ssize_t n) noexcept:
         if c < 0x80:
             i += 1
             cls = CLS[c]
-            if cls:
-                if cls & 1: st.counts[0] += 1
-                if cls & 2: st.counts[1] += 1
-                if cls & 4: st.counts[2] += 1
-                if cls & 8: st.counts[3] += 1
             cp = c
         else:
-            st.ascii = False
             k = _decode_at(s, i, j, &cp)
             if k == 0:
                 st.bad = True
-                return
+                return 0
             i += k
+            if cp < 0x10000:
+                cls = WIDE[cp]
+                if cls == 0xFF:
+                    cls = _wide_class(cp)
+            else:  # (beyond the table: the Python code counts this block)
+                st.ascii = False
+                cls = 0
+        if cls:
+            if cls & 1: st.counts[0] += 1
+            if cls & 2: st.counts[1] += 1
+            if cls & 4: st.counts[2] += 1
+            if cls & 8: st.counts[3] += 1
         st.chars += 1
         if Py_UNICODE_ISSPACE(cp):
             in_word = False
         elif not in_word:
             in_word = True
             st.words += 1
+    return 0
 
 
-cdef void _stats(ws_node_t *root, Stats *st) noexcept:
+cdef int _stats(ws_node_t *root, Stats *st) except -1:
     cdef ws_node_t *node = root.first_child
     cdef ws_chardata_t *text
     st.chars = st.parts = st.words = 0
@@ -206,14 +224,14 @@ cdef void _stats(ws_node_t *root, Stats *st) noexcept:
         if text.data.data != NULL:
             _add_text(st, text.data.data, text.data.length)
             if st.bad:
-                return
+                return 0
     while node != NULL:
         if node.local_name == TAG_TEXT:
             text = <ws_chardata_t *> node
             if text.data.data != NULL:
                 _add_text(st, text.data.data, text.data.length)
                 if st.bad:
-                    return
+                    return 0
         if node.first_child != NULL:
             node = node.first_child
         else:
@@ -224,6 +242,7 @@ cdef void _stats(ws_node_t *root, Stats *st) noexcept:
             node = node.next
     if st.parts:
         st.chars += st.parts - 1
+    return 0
 
 
 def text_len(LexborNode node):
@@ -607,15 +626,15 @@ cdef Py_ssize_t _same_count(ws_node_t *parent, size_t tag_id, ws_attr_t *cls) ex
     return count
 
 
-cdef void _info(Py_ssize_t p, ws_node_t **ptr, Py_ssize_t *parent, Info *info, ws_attr_t **cls_attr,
-                list names, list chains):
+cdef int _info(Py_ssize_t p, ws_node_t **ptr, Py_ssize_t *parent, Info *info, ws_attr_t **cls_attr,
+               list names, list chains) except -1:
     """``Tree.info`` of walk node p: the facts of its path below the top, p included."""
     cdef Py_ssize_t q = p, r, count = 0, same
     cdef size_t tag_id
     cdef Info *base
     cdef Info *me
     if info[p].done:
-        return
+        return 0
     path = []
     while not info[q].done:
         path.append(q)
@@ -640,6 +659,7 @@ cdef void _info(Py_ssize_t p, ws_node_t **ptr, Py_ssize_t *parent, Info *info, w
         me.repeated = base.repeated if base.repeated >= same else same
         me.done = 1
         chains[r] = chains[parent[r]] + (<size_t> ptr[r],)
+    return 0
 
 
 cdef Py_ssize_t _child_count(ws_node_t *parent) noexcept:
