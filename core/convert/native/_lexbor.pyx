@@ -8,9 +8,11 @@ structures (``lexbor_layout.h``) instead. Where C cannot give the same answer (t
 UTF-8, a non-ASCII block's punctuation by Unicode class) it asks the Python code. The package's
 ``__init__`` checks this module against the Python code before anything uses it."""
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memcmp, memset
+from libc.string cimport memchr, memcmp, memset
 from libc.math cimport log1p
 from cpython.unicode cimport Py_UNICODE_ISSPACE, PyUnicode_DecodeUTF8
+
+from collections import Counter
 
 from webshelf.core.convert.blocks import features as _features, tree as _tree
 
@@ -840,3 +842,97 @@ def junk(LexborNode root, frozenset tags):
             break
         node = node.next
     return out
+
+
+# -- the pre-check's tag marks (``html_precheck._mark_parts``) ---------------------------------
+
+cdef inline bint _name_char(unsigned char c) noexcept:
+    return (b'a' <= c <= b'z') or (b'A' <= c <= b'Z') or (b'0' <= c <= b'9') or c == b':' or c == b'-'
+
+
+cdef inline bint _first_char(unsigned char c) noexcept:
+    return (b'a' <= c <= b'z') or (b'A' <= c <= b'Z') or c == b'/'
+
+
+def mark_parts(const unsigned char[::1] data, Py_ssize_t chunks):
+    """(how many tag marks — matches of ``<[/A-Za-z][A-Za-z0-9:-]*`` — ``data`` has, a ``Counter``
+    of the marks in each of the consecutive runs that ``re.findall``'s list cut in ``chunks`` runs
+    of equal size gives): the marks hashed in place, one bytes object per distinct mark instead
+    of one per mark."""
+    cdef Py_ssize_t n = data.shape[0], i = 0, j, count = 0, size, at, run, slot, cap, e, upper = 0
+    cdef const unsigned char *s = &data[0] if n else NULL
+    cdef const unsigned char *hit
+    cdef Py_ssize_t *mark_at = NULL
+    cdef Py_ssize_t *mark_len = NULL
+    cdef size_t *mark_hash = NULL
+    cdef Py_ssize_t *key_at = NULL
+    cdef Py_ssize_t *key_len = NULL
+    cdef Py_ssize_t *counts = NULL
+    cdef size_t h
+    while i < n:  # every "<": at most that many marks
+        hit = <const unsigned char *> memchr(s + i, b'<', n - i)
+        if hit == NULL:
+            break
+        upper += 1
+        i = hit - s + 1
+    if upper == 0:
+        return 0, []
+    try:
+        mark_at = <Py_ssize_t *> malloc(upper * sizeof(Py_ssize_t))
+        mark_len = <Py_ssize_t *> malloc(upper * sizeof(Py_ssize_t))
+        mark_hash = <size_t *> malloc(upper * sizeof(size_t))
+        if mark_at == NULL or mark_len == NULL or mark_hash == NULL:
+            raise MemoryError()
+        i = 0
+        while i < n - 1:  # the marks, as ``findall`` finds them (each scan goes on after a match)
+            hit = <const unsigned char *> memchr(s + i, b'<', n - 1 - i)
+            if hit == NULL:
+                break
+            i = hit - s
+            if _first_char(s[i + 1]):
+                h = ((14695981039346656037u ^ s[i]) * 1099511628211u ^ s[i + 1]) * 1099511628211u
+                j = i + 2
+                while j < n and _name_char(s[j]):
+                    h = (h ^ s[j]) * 1099511628211u
+                    j += 1
+                mark_at[count] = i
+                mark_len[count] = j - i
+                mark_hash[count] = h
+                count += 1
+                i = j
+            else:
+                i += 1
+        if count == 0:
+            return 0, []
+        size = (count + chunks - 1) // chunks  # (ceiling divisions: C's ``//`` truncates here)
+        runs = (count + size - 1) // size
+        cap = 64
+        while cap < 2 * count:
+            cap *= 2
+        key_at = <Py_ssize_t *> malloc(cap * sizeof(Py_ssize_t))
+        key_len = <Py_ssize_t *> malloc(cap * sizeof(Py_ssize_t))
+        counts = <Py_ssize_t *> calloc(cap * runs, sizeof(Py_ssize_t))
+        if key_at == NULL or key_len == NULL or counts == NULL:
+            raise MemoryError()
+        for slot in range(cap):
+            key_len[slot] = -1
+        for at in range(count):
+            i, e = mark_at[at], mark_len[at]
+            slot = <Py_ssize_t> (mark_hash[at] & (cap - 1))
+            while key_len[slot] >= 0 and not (key_len[slot] == e and memcmp(s + key_at[slot], s + i, e) == 0):
+                slot = (slot + 1) & (cap - 1)
+            if key_len[slot] < 0:
+                key_at[slot] = i
+                key_len[slot] = e
+            counts[slot * runs + at // size] += 1
+        parts = [Counter() for _ in range(runs)]
+        for slot in range(cap):
+            if key_len[slot] < 0:
+                continue
+            mark = s[key_at[slot]:key_at[slot] + key_len[slot]]
+            for run in range(runs):
+                if counts[slot * runs + run]:
+                    parts[run][mark] = counts[slot * runs + run]
+        return count, parts
+    finally:
+        free(mark_at); free(mark_len); free(mark_hash); free(key_at); free(key_len); free(counts)
