@@ -43,6 +43,8 @@ def test_text_len_and_blocks_are_the_python_codes_on_a_real_page(path):
     tree = LexborHTMLParser(_html(path))
     for node in tree.root.traverse(include_text=True):
         assert native.text_len(node) == _python_len(node), node.tag
+        if node.is_element_node:
+            assert native.link_len(node) == sum(map(_python_len, node.css("a"))), node.tag
     for container in [tree.body, *tree.css("main, article, div")[:40]]:
         assert _rows(native.blocks(container)) == _rows(features.blocks(container))
         assert _rows(native.blocks(container, 5)) == _rows(features.blocks(container, 5))
@@ -84,11 +86,13 @@ def test_a_module_with_other_answers_is_refused():
 
     def stub(**given):
         return types.SimpleNamespace(**{"layout_ok": layout_ok, "text_len": _python_len,
-                                        "blocks": features.blocks, **given})
+                                        "link_len": native._module.link_len, "blocks": features.blocks,
+                                        **given})
 
     assert native._check(stub()) is None
     assert "laid out otherwise" in native._check(stub(layout_ok=lambda node: False))
     assert native._check(stub(text_len=lambda node: _python_len(node) + 1)).startswith("text_len differs on <")
+    assert native._check(stub(link_len=lambda node: 0)).startswith("link_len differs on <")
     assert native._check(stub(blocks=lambda container: [])) == "blocks differ"
 
 

@@ -43,6 +43,9 @@ def _check(module) -> str | None:
     for node in tree.root.traverse(include_text=True):
         if module.text_len(node) != len(node.text(deep=True, separator=" ", strip=True)):
             return f"text_len differs on <{node.tag}>"
+        if node.is_element_node and module.link_len(node) != sum(
+                len(a.text(deep=True, separator=" ", strip=True)) for a in node.css("a")):
+            return f"link_len differs on <{node.tag}>"
     ours, theirs = module.blocks(container), features.blocks(container)
     if [(b.node.mem_id, b.chars, b.features, b.chain) for b in ours] != \
             [(b.node.mem_id, b.chars, b.features, b.chain) for b in theirs]:
@@ -90,3 +93,4 @@ named: Callable | None = _module.named if _module else None
 comments: Callable | None = _module.comments if _module else None
 junk: Callable | None = _module.junk if _module else None
 mark_parts: Callable | None = _module.mark_parts if _module else None
+link_len: Callable | None = _module.link_len if _module else None

@@ -936,3 +936,25 @@ def mark_parts(const unsigned char[::1] data, Py_ssize_t chunks):
         return count, parts
     finally:
         free(mark_at); free(mark_len); free(mark_hash); free(key_at); free(key_len); free(counts)
+
+
+def link_len(LexborNode root):
+    """``sum(text_len(a) for a in root.css("a"))``: the text of every anchor in ``root``'s
+    subtree (``root`` too, an anchor inside another counted again), by tag id as the type
+    selector matches."""
+    cdef ws_node_t *top = <ws_node_t *> root.node
+    cdef ws_node_t *node = top
+    cdef Py_ssize_t total = 0
+    parser = root.parser
+    while True:
+        if node.local_name == A_ID and node.type == NODE_ELEMENT:
+            total += _text_len(node, None, parser)
+        if node.first_child != NULL:
+            node = node.first_child
+            continue
+        while node != top and node.next == NULL:
+            node = node.parent
+        if node == top:
+            break
+        node = node.next
+    return total
