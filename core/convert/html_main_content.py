@@ -413,6 +413,8 @@ def _common_ancestor(nodes: list[LexborNode]) -> LexborNode | None:
 
 
 # (last: the reference it is checked against calls the helpers above)
+if native.named is not None:
+    native.named_words(_BOILER | _COMMENT)  # (``_match`` gives a kind only for a part that is one)
 if native.named is not None and native.agrees(
         lambda root: native.named(root, _match), lambda root: _named(root, _match),
         lambda found: [(node.mem_id, kind, token) for node, kind, token in found]):

@@ -90,6 +90,7 @@ AVAILABLE = _module is not None
 text_len: Callable | None = _module.text_len if _module else None
 blocks: Callable | None = _module.blocks if _module else None
 named: Callable | None = _module.named if _module else None
+named_words: Callable | None = _module.named_words if _module else None
 comments: Callable | None = _module.comments if _module else None
 junk: Callable | None = _module.junk if _module else None
 mark_parts: Callable | None = _module.mark_parts if _module else None

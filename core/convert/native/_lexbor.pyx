@@ -713,6 +713,66 @@ cdef Py_ssize_t _owner(Py_ssize_t k, Py_ssize_t *parent, Py_ssize_t *owner) noex
 cdef size_t T_CODE = 0
 
 
+cdef char _WORD_DATA[2048]  # the class/id words ``named``'s ``match`` acts on, NUL-separated (``named_words``)
+cdef Py_ssize_t _WORD_AT[256]
+cdef Py_ssize_t _WORD_LEN[256]
+cdef Py_ssize_t _WORD_COUNT = -1  # (-1: not told, every name goes to ``match``)
+
+
+def named_words(words):
+    """Tell ``named`` every word its ``match`` can act on (a part of a class/id name, lower case
+    ASCII): a name without one of them as a part is not handed to ``match`` at all."""
+    global _WORD_COUNT
+    data = [word.encode("ascii") for word in sorted(words)]
+    if len(data) > 256 or sum(len(w) + 1 for w in data) > 2048 or not all(w == w.lower() for w in data):
+        raise ValueError("named_words takes at most 256 short lower-case ASCII words")
+    at = 0
+    for i, word in enumerate(data):
+        _WORD_AT[i], _WORD_LEN[i] = at, len(word)
+        for k, c in enumerate(word):
+            _WORD_DATA[at + k] = c
+        at += len(word) + 1
+    _WORD_COUNT = len(data)
+
+
+cdef bint _may_match(ws_attr_t *attr) noexcept:
+    """Whether the name in ``attr`` could hold one of the ``named_words`` as a part: its parts
+    are the runs between white space, "-", "_" and ":" (how ``_match`` splits them), compared
+    in lower case. A name that is not ASCII is always handed on (Unicode lower-casing is the
+    Python code's to do)."""
+    cdef ws_lexbor_str_t *value
+    cdef Py_ssize_t i = 0, start, n, w, k, length
+    cdef unsigned char c, d
+    if attr == NULL or attr.value == NULL or attr.value.data == NULL:
+        return False
+    value = attr.value
+    n = <Py_ssize_t> value.length
+    while i <= n:
+        start = i
+        while i < n:
+            c = value.data[i]
+            if c >= 0x80:
+                return True
+            if Py_UNICODE_ISSPACE(c) or c == b'-' or c == b'_' or c == b':':
+                break
+            i += 1
+        length = i - start
+        if length:
+            for w in range(_WORD_COUNT):
+                if _WORD_LEN[w] != length:
+                    continue
+                for k in range(length):
+                    c = value.data[start + k]
+                    if b'A' <= c <= b'Z':
+                        c += 32
+                    if c != <unsigned char> _WORD_DATA[_WORD_AT[w] + k]:
+                        break
+                else:
+                    return True
+        i += 1
+    return False
+
+
 def named(LexborNode root, match):
     """``html_main_content._named(root, match)``: (node, kind, token) for each element of
     ``root``'s subtree (``root`` too) with a class or id attribute that ``match`` — called with
@@ -732,7 +792,8 @@ def named(LexborNode root, match):
         if node.type == NODE_ELEMENT:
             cls_attr = _attr(node, ATTR_CLASS)
             id_attr = _attr(node, ATTR_ID)
-            if cls_attr != NULL or id_attr != NULL:
+            if (cls_attr != NULL or id_attr != NULL) and (_WORD_COUNT < 0 or _may_match(cls_attr)
+                                                          or _may_match(id_attr)):
                 cls = _value(cls_attr)
                 ident = _value(id_attr)
                 kind, token = match((cls or "") if ident is None else f"{cls or ''} {ident}")
