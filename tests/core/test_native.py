@@ -2,11 +2,16 @@
 every node and the block classifier's blocks and features, on the real pages kept in
 tests/core/pages (WCXB dev, CC-BY-4.0) and on text Lexbor keeps undecoded; the whole served
 Markdown is the same with and without them; and a module that answers differently is refused.
-bench/native_check.py runs the same comparison over every corpus page."""
+bench/served_cpu_ab.py makes the same comparison on every corpus page (``--before`` a commit
+without the compiled part)."""
 
 from __future__ import annotations
 
 import gzip
+import hashlib
+import os
+import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -14,8 +19,8 @@ import pytest
 from selectolax.lexbor import LexborHTMLParser
 
 from tests.components import need
-from webshelf.core.convert import by_type, html_density, html_main_content, native
-from webshelf.core.convert.blocks import features, model
+from webshelf.core.convert import by_type, native
+from webshelf.core.convert.blocks import features
 
 PAGES = sorted((Path(__file__).resolve().parent / "pages").glob("*.html.gz"))
 
@@ -50,14 +55,26 @@ def test_text_len_and_blocks_are_the_python_codes_on_a_real_page(path):
         assert _rows(native.blocks(container, 5)) == _rows(features.blocks(container, 5))
 
 
-def test_the_served_markdown_is_the_same_without_the_compiled_part(monkeypatch):
+def test_the_served_markdown_is_the_same_without_the_compiled_part(tmp_path):
+    """The pages served with the compiled part, and by a process where ``WEBSHELF_NATIVE=0``
+    leaves every function to the Python code (what an install without a C compiler runs)."""
     _need_native()
-    pages = [_html(path).encode() for path in PAGES]
-    served = [by_type.to_markdown(page, "text/html; charset=utf-8", "https://example.org/") for page in pages]
-    monkeypatch.setattr(html_density, "text_len", _python_len)
-    monkeypatch.setattr(html_main_content, "_text_len", _python_len)
-    monkeypatch.setattr(model, "blocks", features.blocks)
-    assert [by_type.to_markdown(page, "text/html; charset=utf-8", "https://example.org/") for page in pages] == served
+    script = (
+        "import gzip, hashlib, sys\n"
+        "from webshelf.core.convert import by_type, native\n"
+        "assert not native.AVAILABLE, native.REASON\n"
+        "for path in sys.argv[1:]:\n"
+        "    page = gzip.decompress(open(path, 'rb').read()).decode('utf-8', 'replace').encode()\n"
+        "    out = by_type.to_markdown(page, 'text/html; charset=utf-8', 'https://example.org/')\n"
+        "    print(hashlib.sha256((out.title or '').encode() + b'\\0' + out.markdown.encode()).hexdigest())\n")
+    done = subprocess.run([sys.executable, "-c", script, *map(str, PAGES)], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "WEBSHELF_NATIVE": "0"})
+    assert done.returncode == 0, done.stderr
+    served = []
+    for path in PAGES:
+        out = by_type.to_markdown(_html(path).encode(), "text/html; charset=utf-8", "https://example.org/")
+        served.append(hashlib.sha256((out.title or "").encode() + b"\0" + out.markdown.encode()).hexdigest())
+    assert done.stdout.split() == served
 
 
 @pytest.mark.parametrize("body", [
