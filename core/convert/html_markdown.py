@@ -48,11 +48,16 @@ served (hidden-content removal, then the steps above):
     readability, 130 pages       webshelf 0.954 / 0.956, trafilatura 0.928 / 0.948,
                                  rs-trafilatura 0.930 / 0.927
 
-Speed: the median page takes 0.23-0.32 of trafilatura's time in that benchmark on WCXB dev and
-0.26-0.35 on the readability pages, depending on the machine (the same code and libraries on
-2026-12-03 and on 2026-12-07; issue 14 asks ≤ 0.25; docs/benchmarks.md "Session 12" and
-"Session 14" say where the time goes, "Session 17" what each step costs the median page:
-bench/stage_cost.py takes each out in turn).
+Speed: the median page takes 0.21 of trafilatura's time in that benchmark on WCXB dev and 0.26
+on the readability pages (2026-12-08; issue 14 asks ≤ 0.25), with the compiled module
+``core.convert.native`` built at install; without it (no C compiler: the same output) 0.29 and
+0.34. Why compiled: after five passes of identical-output Python work the median page's time
+was spread over ~15 steps of 2-15% each, most of it selectolax building one Python object per
+node asked about (a wrapper, an attribute dict, a decoded string per text node); the module
+reads those nodes through Lexbor's own structures instead, and each of its functions is checked
+against the Python code it replaces before it is used. docs/benchmarks.md "Session 18" has the
+steps and their numbers, "Session 17" what each step of the converter costs the median page
+(bench/stage_cost.py takes each out in turn).
 
 Rules win on recall (an agent can skip a menu, it cannot read what was dropped) but lose on
 precision on pages unlike WCXB (issue 14: menus, teasers, comment widgets inside the container).

@@ -8,7 +8,8 @@ structures (``lexbor_layout.h``) instead. Where C cannot give the same answer (t
 UTF-8, a non-ASCII block's punctuation by Unicode class) it asks the Python code. The package's
 ``__init__`` checks this module against the Python code before anything uses it."""
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memchr, memcmp, memset
+from libc.stdint cimport uint64_t
+from libc.string cimport memchr, memcmp, memcpy, memset
 from libc.math cimport log1p
 from cpython.unicode cimport Py_UNICODE_ISSPACE, PyUnicode_DecodeUTF8
 
@@ -256,6 +257,7 @@ cdef Py_ssize_t _stripped_len(const unsigned char *s, Py_ssize_t n) noexcept:
     """len(s.decode().strip()), -1 when ``s`` is not UTF-8."""
     cdef Py_ssize_t i = 0, j = n, k, b, count = 0
     cdef Py_UCS4 cp
+    cdef uint64_t word
     while i < n:  # leading white space
         k = _decode_at(s, i, n, &cp)
         if k == 0:
@@ -274,7 +276,13 @@ cdef Py_ssize_t _stripped_len(const unsigned char *s, Py_ssize_t n) noexcept:
         if not Py_UNICODE_ISSPACE(cp):
             break
         j = b
-    while i < j:  # the code points between
+    while i < j:  # the code points between: ASCII eight bytes at a time
+        if j - i >= 8:
+            memcpy(&word, s + i, 8)
+            if (word & 0x8080808080808080u) == 0:
+                i += 8
+                count += 8
+                continue
         if s[i] < 0x80:
             i += 1
         else:
