@@ -132,10 +132,15 @@ def _page_names(tree, attr: str) -> set[str]:  # noqa: ANN001 — selectolax tre
     """The lower-cased class names (``attr`` "class") or ids ("id") of the tree's elements: one
     join, one lower and one split in C, instead of a split per element. (Ids hold no NUL: the
     parser made it U+FFFD.)"""
-    values = filter(None, _values(tree.css(f"[{attr}]"), attr))
     if attr == "class":
-        return _class_names(" ".join(values).lower())
+        return _class_names(_class_text(tree).lower())
+    values = filter(None, _values(tree.css(f"[{attr}]"), attr))
     return set("\0".join(values).lower().split("\0"))
+
+
+def _class_text(tree) -> str:  # noqa: ANN001 — selectolax tree
+    """The tree's non-empty class lists, joined by spaces."""
+    return " ".join(filter(None, _values(tree.css("[class]"), "class")))
 
 
 _NOT_HTML_SPACE = "\x0b\x1c\x1d\x1e\x1f"  # what ``str.split()`` also splits ASCII text at
@@ -489,3 +494,7 @@ def _comments(root) -> list:  # noqa: ANN001 — selectolax node
 if native.comments is not None and native.agrees(native.comments, _comments,
                                                   lambda found: [n.mem_id for n in found]):
     _comments = native.comments  # noqa: F811 — the same list, without a wrapper per element
+if native.class_text is not None and native.agrees(native.class_text, lambda root: " ".join(filter(None, _values(
+        root.css("[class]"), "class"))), lambda text: text):
+    def _class_text(tree) -> str:  # noqa: ANN001, F811 — the same text, the values read in C
+        return native.class_text(tree.root) if tree.root is not None else ""

@@ -95,3 +95,4 @@ comments: Callable | None = _module.comments if _module else None
 junk: Callable | None = _module.junk if _module else None
 mark_parts: Callable | None = _module.mark_parts if _module else None
 link_len: Callable | None = _module.link_len if _module else None
+class_text: Callable | None = _module.class_text if _module else None

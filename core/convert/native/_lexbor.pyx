@@ -1027,3 +1027,29 @@ def link_len(LexborNode root):
             break
         node = node.next
     return total
+
+
+def class_text(LexborNode root):
+    """The non-empty class values of ``root``'s subtree (``root`` too) joined by spaces, in
+    document order: what ``" ".join(filter(None, (n.attrs["class"] for n in root.css("[class]"))))``
+    gives, without a wrapper and a string per element."""
+    cdef ws_node_t *top = <ws_node_t *> root.node
+    cdef ws_node_t *node = top
+    cdef ws_attr_t *attr
+    out = bytearray()
+    while True:
+        if node.type == NODE_ELEMENT:
+            attr = _attr(node, ATTR_CLASS)
+            if attr != NULL and attr.value != NULL and attr.value.data != NULL and attr.value.length:
+                if out:
+                    out += b" "
+                out += attr.value.data[:attr.value.length]
+        if node.first_child != NULL:
+            node = node.first_child
+            continue
+        while node != top and node.next == NULL:
+            node = node.parent
+        if node == top:
+            break
+        node = node.next
+    return out.decode("utf-8", "replace")
