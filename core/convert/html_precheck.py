@@ -116,14 +116,13 @@ def _maybe_deep(html: str | bytes, max_depth: int) -> bool:
     On the page's UTF-8 bytes (see ``element_count``) the marks are the text's, encoded: the same
     answer, from a scan of 1 byte a character where most decoded pages take 2 or 4."""
     raw = isinstance(html, bytes)
-    count, parts = (_mark_parts if raw else _python_mark_parts)(html, _CHUNKS)
+    count, bound, stray = (_mark_bound if raw else _python_mark_bound)(html, _CHUNKS)
     if count <= max_depth:  # balance + stray ≤ opens + end tags ≤ marks
         return False
-    lt, slash = (b"<", b"/") if raw else ("<", "/")
-    table = _BYTE_STEPS if raw else _STEPS
-    stray = _stray(parts, lt, slash)
-    if _balance_bound(parts, table) + stray <= max_depth:
+    if bound + stray <= max_depth:
         return False
+    slash = b"/" if raw else "/"
+    table = _BYTE_STEPS if raw else _STEPS
     steps = marks = (_MARK_BYTES if raw else _MARK).findall(html)  # (the ordered pass: rare)
     if marks[0][1:2] == slash and not marks[0][2:3].isalpha():  # nameless marks first: the running
         # balance must start at the first tag's step, as on tags alone (it can be negative)
@@ -135,22 +134,24 @@ def _maybe_deep(html: str | bytes, max_depth: int) -> bool:
     return balance + stray > max_depth
 
 
-def _python_mark_parts(html: str | bytes, chunks: int) -> tuple[int, list[Counter]]:
-    """(the number of tag marks in ``html``, a ``Counter`` of the marks of each of ``chunks``
-    consecutive runs of equal size)."""
-    marks = (_MARK_BYTES if isinstance(html, bytes) else _MARK).findall(html)
+def _python_mark_bound(html: str | bytes, chunks: int) -> tuple[int, int, int]:
+    """(the number of tag marks in ``html``, ``_balance_bound`` and ``_stray`` of their counts in
+    ``chunks`` consecutive runs of equal size)."""
+    raw = isinstance(html, bytes)
+    marks = (_MARK_BYTES if raw else _MARK).findall(html)
     if not marks:
-        return 0, []
+        return 0, 0, 0
     size = -(-len(marks) // chunks)
-    return len(marks), [Counter(marks[at:at + size]) for at in range(0, len(marks), size)]
+    parts = [Counter(marks[at:at + size]) for at in range(0, len(marks), size)]
+    return (len(marks), _balance_bound(parts, _BYTE_STEPS if raw else _STEPS),
+            _stray(parts, *((b"<", b"/") if raw else ("<", "/"))))
 
 
-_mark_parts = _python_mark_parts
-_CHECK = b"<html><div><DIV></div></1><//x><a:b-c9>< p></p><br/><!-- <b> --></Div " * 7 + b"<"
-if native.mark_parts is not None and all(native.mark_parts(sample, n) == _python_mark_parts(sample, n)
-                                         for sample in (_CHECK, _CHECK[:40], b"", b"x<", b"<a")
-                                         for n in (1, 4, 5)):
-    _mark_parts = native.mark_parts  # the same counts, hashed in C (core/convert/native)
+_mark_bound = _python_mark_bound
+_CHECK = b"<html><div><DIV></div></1><//x><a:b-c9>< p></p><br/><!-- <b> --></Div </P></span " * 7 + b"<"
+if native.mark_bound is not None:
+    native.mark_steps(VOID | OPTIONAL_END)
+
 
 # Quarters of the marks: the bound below passes on most pages with 4 (0.78 ms against 0.90 for the
 # screen on a median WCXB page; 2 and 8 gain less, a pass over more distinct marks each).
@@ -241,3 +242,10 @@ def precheck_html(html: str, bounds: Bounds, utf8: bytes | None = None) -> str:
     if not _maybe_deep(scan, bounds.max_depth):
         return html
     return flatten_deep(html, bounds.max_depth)[0]
+
+
+# (last: the reference it is checked against needs the helpers above)
+if native.mark_bound is not None and all(native.mark_bound(sample, n) == _python_mark_bound(sample, n)
+                                         for sample in (_CHECK, _CHECK[:40], _CHECK[::-1], b"", b"x<", b"<a")
+                                         for n in (1, 4, 5)):
+    _mark_bound = native.mark_bound  # the same three numbers, the marks hashed in C (core/convert/native)

@@ -7,13 +7,11 @@ an attribute dict, a decoded string per text node); here the tree is read throug
 structures (``lexbor_layout.h``) instead. Where C cannot give the same answer (text that is not
 UTF-8, a non-ASCII block's punctuation by Unicode class) it asks the Python code. The package's
 ``__init__`` checks this module against the Python code before anything uses it."""
-from libc.stdlib cimport calloc, malloc, free
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcmp, memcpy, memset
 from libc.math cimport log1p
 from cpython.unicode cimport Py_UNICODE_ISSPACE, PyUnicode_DecodeUTF8
-
-from collections import Counter
 
 from webshelf.core.convert.blocks import features as _features, tree as _tree
 
@@ -923,12 +921,12 @@ cdef inline bint _first_char(unsigned char c) noexcept:
     return (b'a' <= c <= b'z') or (b'A' <= c <= b'Z') or c == b'/'
 
 
-def mark_parts(const unsigned char[::1] data, Py_ssize_t chunks):
-    """(how many tag marks — matches of ``<[/A-Za-z][A-Za-z0-9:-]*`` — ``data`` has, a ``Counter``
-    of the marks in each of the consecutive runs that ``re.findall``'s list cut in ``chunks`` runs
-    of equal size gives): the marks hashed in place, one bytes object per distinct mark instead
-    of one per mark."""
-    cdef Py_ssize_t n = data.shape[0], i = 0, j, count = 0, size, at, run, slot, cap, e, upper = 0
+def mark_bound(const unsigned char[::1] data, Py_ssize_t chunks):
+    """(how many tag marks — matches of ``<[/A-Za-z][A-Za-z0-9:-]*`` — ``data`` has, the bound of
+    their running balance from ``chunks`` consecutive runs of equal size, the stray end tags):
+    ``html_precheck``'s count, ``_balance_bound`` and ``_stray`` of ``re.findall``'s list, with
+    the marks hashed in place and no Python object made (``mark_steps`` says which names count)."""
+    cdef Py_ssize_t n = data.shape[0], i = 0, j, count = 0, size, at, run, slot, cap, e
     cdef const unsigned char *s = &data[0] if n else NULL
     cdef const unsigned char *hit
     cdef Py_ssize_t *mark_at = NULL
@@ -938,18 +936,15 @@ def mark_parts(const unsigned char[::1] data, Py_ssize_t chunks):
     cdef Py_ssize_t *key_len = NULL
     cdef Py_ssize_t *counts = NULL
     cdef size_t h
-    while i < n:  # every "<": at most that many marks
-        hit = <const unsigned char *> memchr(s + i, b'<', n - i)
-        if hit == NULL:
-            break
-        upper += 1
-        i = hit - s + 1
-    if upper == 0:
-        return 0, []
+    cdef Py_ssize_t bound, level, opens, closes, step, stray, ends
+    if _STEP_COUNT < 0:
+        raise RuntimeError("mark_bound needs mark_steps first")
+    cdef Py_ssize_t room = 1024
+    cdef void *grown
     try:
-        mark_at = <Py_ssize_t *> malloc(upper * sizeof(Py_ssize_t))
-        mark_len = <Py_ssize_t *> malloc(upper * sizeof(Py_ssize_t))
-        mark_hash = <size_t *> malloc(upper * sizeof(size_t))
+        mark_at = <Py_ssize_t *> malloc(room * sizeof(Py_ssize_t))
+        mark_len = <Py_ssize_t *> malloc(room * sizeof(Py_ssize_t))
+        mark_hash = <size_t *> malloc(room * sizeof(size_t))
         if mark_at == NULL or mark_len == NULL or mark_hash == NULL:
             raise MemoryError()
         i = 0
@@ -964,6 +959,20 @@ def mark_parts(const unsigned char[::1] data, Py_ssize_t chunks):
                 while j < n and _name_char(s[j]):
                     h = (h ^ s[j]) * 1099511628211u
                     j += 1
+                if count == room:  # (grown by doubling: a page's marks are not known in advance)
+                    room *= 2
+                    grown = realloc(mark_at, room * sizeof(Py_ssize_t))
+                    if grown == NULL:
+                        raise MemoryError()
+                    mark_at = <Py_ssize_t *> grown
+                    grown = realloc(mark_len, room * sizeof(Py_ssize_t))
+                    if grown == NULL:
+                        raise MemoryError()
+                    mark_len = <Py_ssize_t *> grown
+                    grown = realloc(mark_hash, room * sizeof(size_t))
+                    if grown == NULL:
+                        raise MemoryError()
+                    mark_hash = <size_t *> grown
                 mark_at[count] = i
                 mark_len[count] = j - i
                 mark_hash[count] = h
@@ -972,7 +981,7 @@ def mark_parts(const unsigned char[::1] data, Py_ssize_t chunks):
             else:
                 i += 1
         if count == 0:
-            return 0, []
+            return 0, 0, 0
         size = (count + chunks - 1) // chunks  # (ceiling divisions: C's ``//`` truncates here)
         runs = (count + size - 1) // size
         cap = 64
@@ -994,17 +1003,107 @@ def mark_parts(const unsigned char[::1] data, Py_ssize_t chunks):
                 key_at[slot] = i
                 key_len[slot] = e
             counts[slot * runs + at // size] += 1
-        parts = [Counter() for _ in range(runs)]
+        # the balance's bound: per run, at most the level it starts at plus its counted opens
+        bound = level = 0
+        for run in range(runs):
+            opens = closes = 0
+            for slot in range(cap):
+                if key_len[slot] < 0 or not counts[slot * runs + run]:
+                    continue
+                step = _mark_step(s + key_at[slot], key_len[slot])
+                if step > 0:
+                    opens += counts[slot * runs + run]
+                elif step < 0:
+                    closes += counts[slot * runs + run]
+            if level + opens > bound:
+                bound = level + opens
+            level += opens - closes
+        # stray end tags: an end mark's count beyond its open mark's ("</p" against "<p", as written)
+        stray = 0
         for slot in range(cap):
-            if key_len[slot] < 0:
+            e = key_len[slot]
+            if e < 3 or s[key_at[slot] + 1] != b'/' or not _alpha(s[key_at[slot] + 2]):
                 continue
-            mark = s[key_at[slot]:key_at[slot] + key_len[slot]]
+            ends = 0
             for run in range(runs):
-                if counts[slot * runs + run]:
-                    parts[run][mark] = counts[slot * runs + run]
-        return count, parts
+                ends += counts[slot * runs + run]
+            opens = _total(s, key_at, key_len, counts, cap, runs, s + key_at[slot] + 2, e - 2)
+            if ends > opens:
+                stray += ends - opens
+        return count, bound, stray
     finally:
         free(mark_at); free(mark_len); free(mark_hash); free(key_at); free(key_len); free(counts)
+
+
+cdef inline bint _alpha(unsigned char c) noexcept:
+    return (b'a' <= c <= b'z') or (b'A' <= c <= b'Z')
+
+
+cdef inline size_t _fnv(const unsigned char *p, Py_ssize_t length, size_t h) noexcept:
+    cdef Py_ssize_t k
+    for k in range(length):
+        h = (h ^ p[k]) * 1099511628211u
+    return h
+
+
+cdef Py_ssize_t _total(const unsigned char *s, Py_ssize_t *key_at, Py_ssize_t *key_len, Py_ssize_t *counts,
+                       Py_ssize_t cap, Py_ssize_t runs, const unsigned char *name, Py_ssize_t length) noexcept:
+    """The count, over all runs, of the mark "<" + ``name``."""
+    cdef size_t h = _fnv(name, length, (14695981039346656037u ^ 60) * 1099511628211u)  # (60: "<")
+    cdef Py_ssize_t slot = <Py_ssize_t> (h & (cap - 1)), run, total = 0
+    while key_len[slot] >= 0:
+        if (key_len[slot] == length + 1 and s[key_at[slot]] == b'<'
+                and memcmp(s + key_at[slot] + 1, name, length) == 0):
+            for run in range(runs):
+                total += counts[slot * runs + run]
+            return total
+        slot = (slot + 1) & (cap - 1)
+    return 0
+
+
+cdef char _STEP_NAMES[4096]  # the names whose marks do not count (void, optional end), NUL-separated
+cdef Py_ssize_t _STEP_AT[128]
+cdef Py_ssize_t _STEP_LEN[128]
+cdef Py_ssize_t _STEP_COUNT = -1
+
+
+def mark_steps(names):
+    """Tell ``mark_bound`` the tag names (lower case) whose marks do not count: ``html_precheck``'s
+    ``VOID`` and ``OPTIONAL_END``."""
+    global _STEP_COUNT
+    data = [name.encode("ascii") for name in sorted(names)]
+    if len(data) > 128 or sum(len(w) + 1 for w in data) > 4096 or not all(w == w.lower() for w in data):
+        raise ValueError("mark_steps takes at most 128 short lower-case ASCII names")
+    at = 0
+    for i, word in enumerate(data):
+        _STEP_AT[i], _STEP_LEN[i] = at, len(word)
+        for k, c in enumerate(word):
+            _STEP_NAMES[at + k] = c
+        at += len(word) + 1
+    _STEP_COUNT = len(data)
+
+
+cdef Py_ssize_t _mark_step(const unsigned char *mark, Py_ssize_t length) noexcept:
+    """``_Steps``: +1 for an open mark, -1 for an end mark, 0 for one without a name that starts
+    with a letter or whose name (lower-cased) is one of ``mark_steps``'."""
+    cdef bint close = mark[1] == b'/'
+    cdef const unsigned char *name = mark + (2 if close else 1)
+    cdef Py_ssize_t size = length - (2 if close else 1), w, k
+    cdef unsigned char c
+    if size <= 0 or not _alpha(name[0]):
+        return 0
+    for w in range(_STEP_COUNT):
+        if _STEP_LEN[w] != size:
+            continue
+        for k in range(size):
+            c = name[k]
+            if b'A' <= c <= b'Z':
+                c += 32
+            if c != <unsigned char> _STEP_NAMES[_STEP_AT[w] + k]:
+                break
+        else:
+            return 0
+    return -1 if close else 1
 
 
 def link_len(LexborNode root):
