@@ -394,7 +394,7 @@ def unwrap_noscript_content(tree) -> bool:  # noqa: ANN001 — selectolax tree
     page. Elsewhere ``<noscript>`` holds "enable JavaScript" notes and tracking pixels, and is
     dropped. Unwrapped, its elements go through every other hiding rule like the rest of the page.
     """
-    noscripts = tree.css("noscript")
+    noscripts = native.css(tree, "noscript")
     if not noscripts or tree.body is None:
         return False
     length = text_len  # len(node.text(deep=True, separator=" ", strip=True))

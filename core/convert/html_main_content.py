@@ -29,7 +29,6 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from webshelf.core.convert import native
 from webshelf.core.convert.blocks.model import load, select
-from webshelf.core.convert.blocks.tree import tag_ids
 from webshelf.core.convert.html_code import contains
 from webshelf.core.convert.html_density import Lengths, child_lengths, drop_link_blocks, narrow, text_len, unique
 from webshelf.core.convert.thread_url import is_thread_url
@@ -60,7 +59,6 @@ DEFAULT = Tuning()
 _JUNK_TAG_LIST = ["script", "style", "template", "svg", "iframe", "object", "embed", "canvas", "link", "meta",
                   "button", "input", "select", "textarea", "dialog"]
 _JUNK_TAGS = ", ".join(_JUNK_TAG_LIST)  # the same as one selector list
-_JUNK_IDS = frozenset(tag_ids(frozenset(_JUNK_TAG_LIST)))  # their Lexbor tag ids (core/convert/native)
 # Hidden now; dropped unless that would drop most of the page (streamed SSR pages keep their
 # content in hidden placeholders that a script reveals).
 _HIDDEN = ("[hidden], [aria-hidden=true], [style*='display:none' i], [style*='display: none' i], "
@@ -142,7 +140,7 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, 
     _drop_junk(tree)
     # <noscript> is junk, except on pages that only render their text there (Discourse's
     # crawler view): then it is the content.
-    noscripts = body.css("noscript")
+    noscripts = native.css(body, "noscript")
     total = _text_len(body) or 1
     if noscripts:  # (without any, the body is unchanged: its length too)
         keep_noscript = sum(_text_len(n) for n in noscripts) > 0.5 * total
@@ -163,7 +161,7 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, 
     for node in _chrome(body):
         if _removable(node, total, holders=holders):
             node.remove()
-    for node in body.css(_SITE_HEADER_FOOTER):
+    for node in native.css(body, _SITE_HEADER_FOOTER):
         if not _has_ancestor(node, ("article", "main")) and _removable(node, total, holders=holders):
             node.remove()
     comments = []
@@ -216,12 +214,8 @@ def _drop_junk(tree: LexborHTMLParser) -> None:
     a junk element, whatever the order (one inside a subtree already gone is detached again,
     harmlessly). One walk matching the 15 names costs less than ``strip_tags``' 15 tag-name walks
     of the document, the ~90 elements a page handed to Python included (docs/benchmarks.md, s10-prune)."""
-    for node in _junk(tree):
+    for node in native.css(tree, _JUNK_TAGS):
         node.remove()
-
-
-def _junk(tree: LexborHTMLParser) -> list[LexborNode]:
-    return tree.css(_JUNK_TAGS)
 
 
 def _in_code(node: LexborNode) -> bool:
@@ -286,7 +280,7 @@ def _holders(body: LexborNode, keeps: str, known: set[int] | None = None) -> set
     other selectors still valid for the tree, united with these (a copy; each set is closed
     under "parent of", so a walk up stops at the first node already in it)."""
     ids: set[int] = set(known) if known is not None else set()
-    for node in body.css(keeps):
+    for node in native.css(body, keeps):
         while node is not None and (key := node.mem_id) not in ids:
             ids.add(key)
             node = node.parent
@@ -419,8 +413,3 @@ if native.named is not None and native.agrees(
         lambda root: native.named(root, _match), lambda root: _named(root, _match),
         lambda found: [(node.mem_id, kind, token) for node, kind, token in found]):
     _named = native.named  # noqa: F811 — the same list, the attributes read in C (core/convert/native)
-if native.junk is not None and native.agrees(
-        lambda root: native.junk(root, _JUNK_IDS), lambda root: root.css(_JUNK_TAGS),
-        lambda found: [node.mem_id for node in found]):
-    def _junk(tree: LexborHTMLParser) -> list[LexborNode]:  # noqa: F811 — the same list, found by tag id in C
-        return native.junk(tree.root, _JUNK_IDS) if tree.root is not None else []

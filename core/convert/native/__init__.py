@@ -13,7 +13,10 @@ future selectolax, say) and the Python code serves instead, with ``REASON`` sayi
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
+
+from selectolax.lexbor import LexborHTMLParser
 
 from webshelf.core.convert.blocks import features
 
@@ -34,8 +37,6 @@ REASON: str | None = None
 
 def _check(module) -> str | None:
     """None when ``module`` gives the Python code's answers on ``_CHECK_PAGE``, else why not."""
-    from selectolax.lexbor import LexborHTMLParser
-
     tree = LexborHTMLParser(_CHECK_PAGE)
     container = tree.css_first("main")
     if not module.layout_ok(container):  # (before anything reads a node through the layout)
@@ -58,14 +59,43 @@ def agrees(ours: Callable, theirs: Callable, key: Callable) -> bool:
     give the same answers, compared through ``key``, on every element of the check page: how a
     module that owns the Python reference takes a compiled one (the reference cannot be imported
     here without importing that module)."""
-    from selectolax.lexbor import LexborHTMLParser
-
     tree = LexborHTMLParser(_CHECK_PAGE)
     try:
         return all(key(ours(node)) == key(theirs(node))
                    for node in tree.root.traverse() if node.is_element_node)
     except Exception:  # noqa: BLE001 — any failure means: serve with the Python code
         return False
+
+
+_TAG_LIST = re.compile(r"[a-z][a-z0-9]*(?:, [a-z][a-z0-9]*)*")
+_TAG_SELECTORS: dict[str, frozenset[int] | None] = {}  # selector -> its tags' ids, None: by ``css``
+
+
+def css(root, selector: str) -> list:  # noqa: ANN001 — selectolax node or tree
+    """``root.css(selector)``; a list of plain HTML tag names ("header, footer") is found by tag
+    id in C when the compiled module is there (``junk``: no selector engine, no wrapper for the
+    elements on the way), once it has given the selector engine's answer on the check page."""
+    ids = _TAG_SELECTORS.get(selector, ())
+    if ids == ():
+        ids = _TAG_SELECTORS[selector] = _tag_selector(selector)
+    if ids is None:
+        return root.css(selector)
+    top = root.root if isinstance(root, LexborHTMLParser) else root  # (a tree's elements are under <html>)
+    return junk(top, ids) if top is not None else []
+
+
+def _tag_selector(selector: str) -> frozenset[int] | None:
+    if junk is None or not _TAG_LIST.fullmatch(selector):
+        return None
+    from webshelf.core.convert.blocks.tree import tag_ids
+
+    try:
+        ids = frozenset(tag_ids(frozenset(selector.split(", "))))
+    except RuntimeError:  # a name without a fixed tag id (not one of HTML's)
+        return None
+    same = agrees(lambda node: junk(node, ids), lambda node: node.css(selector),
+                  lambda found: [node.mem_id for node in found])
+    return ids if same else None
 
 
 def _load():
