@@ -185,21 +185,26 @@ def prune(tree: LexborHTMLParser, body: LexborNode, comment_share: float = 0.2, 
         _drop_comments(body, comments, comment_share)
 
 
+def _once(nodes: list[LexborNode]):
+    """``nodes`` with each node once. Lexbor lists a node once per selector of a list it
+    matches, and the repeats come side by side (it tries the whole list on a node before the
+    next), so skipping the node just seen is ``unique`` for a tenth of its cost."""
+    last = None
+    for node in nodes:
+        key = node.mem_id
+        if key != last:
+            last = key
+            yield node
+
+
 def _named(body: LexborNode, match) -> list[tuple[LexborNode, str, str | None]]:
     """(node, kind, token) of each element of ``body`` (``body`` too) whose class/id ``match``
     (``_match``) gives a kind, in document order, leaving out code (``_in_code``)."""
     out = []
-    # Lexbor lists a node once per selector of a list it matches: one with both a class and an id
-    # came twice, and its comment section counted twice against the rest of the page (a thread
-    # under an article stayed whenever it was over a third of the page: readability's pixnet).
-    # The repeats come side by side (Lexbor tries the whole list on a node before the next), so
-    # skipping the node just seen is ``unique`` for a tenth of its cost (~900 nodes a page).
-    last = None
-    for node in body.css("[class], [id]"):
-        key = node.mem_id
-        if key == last:
-            continue
-        last = key
+    # (each node once: one with both a class and an id came twice, and its comment section
+    # counted twice against the rest of the page — a thread under an article stayed whenever it
+    # was over a third of the page: readability's pixnet)
+    for node in _once(body.css("[class], [id]")):
         # the class list alone when there is no id (most nodes): the same tokens as "class id"
         node_id, cls = node.id, node.attrs.get("class")
         kind, token = match((cls or "") if node_id is None else f"{cls or ''} {node_id}")
@@ -295,12 +300,7 @@ def _chrome(body: LexborNode) -> list[LexborNode]:
     document order with the repeats side by side (``<nav role=navigation>`` twice), so each
     node comes once per selector of ``_CHROME`` it matches, as there."""
     out: list[LexborNode] = []
-    last = None
-    for node in body.css("nav, aside, [role]"):
-        key = node.mem_id
-        if key == last:
-            continue
-        last = key
+    for node in _once(body.css("nav, aside, [role]")):
         count = (node.tag in ("nav", "aside")) + (node.attrs.get("role") in _CHROME_ROLE_SET)
         out.extend([node] * count)
     return out

@@ -114,6 +114,17 @@ cdef inline LexborNode _wrap(ws_node_t *ptr, object parser):
     return out
 
 
+cdef inline ws_node_t *_next(ws_node_t *node, ws_node_t *top) noexcept:
+    """The node after ``node`` in document order within ``top``'s subtree, NULL at its end."""
+    if node.first_child != NULL:
+        return node.first_child
+    while node != top and node.next == NULL:
+        node = node.parent
+    if node == top:
+        return NULL
+    return node.next
+
+
 cdef inline Py_ssize_t _decode_at(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, Py_UCS4 *cp) noexcept:
     cdef unsigned char c = s[i]
     if c < 0x80:
@@ -214,18 +225,13 @@ cdef int _add_text(Stats *st, const unsigned char *s, Py_ssize_t n) except -1:
 
 
 cdef int _stats(ws_node_t *root, Stats *st) except -1:
-    cdef ws_node_t *node = root.first_child
+    """``root``'s text as ``text(True, " ", True)`` gives it, measured into ``st``."""
+    cdef ws_node_t *node = root if root.local_name == TAG_TEXT else root.first_child
     cdef ws_chardata_t *text
     st.chars = st.parts = st.words = 0
     st.counts[0] = st.counts[1] = st.counts[2] = st.counts[3] = 0
     st.ascii = True
     st.bad = False
-    if root.local_name == TAG_TEXT:  # (``text()`` of a text node is its own data)
-        text = <ws_chardata_t *> root
-        if text.data.data != NULL:
-            _add_text(st, text.data.data, text.data.length)
-            if st.bad:
-                return 0
     while node != NULL:
         if node.local_name == TAG_TEXT:
             text = <ws_chardata_t *> node
@@ -233,14 +239,7 @@ cdef int _stats(ws_node_t *root, Stats *st) except -1:
                 _add_text(st, text.data.data, text.data.length)
                 if st.bad:
                     return 0
-        if node.first_child != NULL:
-            node = node.first_child
-        else:
-            while node != root and node.next == NULL:
-                node = node.parent
-            if node == root:
-                break
-            node = node.next
+        node = _next(node, root)
     if st.parts:
         st.chars += st.parts - 1
     return 0
@@ -295,17 +294,10 @@ cdef Py_ssize_t _stripped_len(const unsigned char *s, Py_ssize_t n) noexcept:
 cdef Py_ssize_t _text_len(ws_node_t *root, object wrapper, object parser) except -1:
     """``text_len`` of ``root``; text that is not UTF-8 is measured by selectolax (through
     ``wrapper``, or a new one for ``parser``'s tree)."""
-    cdef ws_node_t *node = root.first_child
+    # (``text()`` of a text node is its own data; of an element, its descendants')
+    cdef ws_node_t *node = root if root.local_name == TAG_TEXT else root.first_child
     cdef ws_chardata_t *text
     cdef Py_ssize_t total = 0, parts = 0, part
-    if root.local_name == TAG_TEXT:  # (``text()`` of a text node is its own data)
-        text = <ws_chardata_t *> root
-        if text.data.data != NULL:
-            part = _stripped_len(text.data.data, text.data.length)
-            if part < 0:
-                return _selectolax_len(root, wrapper, parser)
-            total += part
-            parts += 1
     while node != NULL:
         if node.local_name == TAG_TEXT:
             text = <ws_chardata_t *> node
@@ -315,14 +307,7 @@ cdef Py_ssize_t _text_len(ws_node_t *root, object wrapper, object parser) except
                     return _selectolax_len(root, wrapper, parser)
                 total += part
                 parts += 1
-        if node.first_child != NULL:
-            node = node.first_child
-        else:
-            while node != root and node.next == NULL:
-                node = node.parent
-            if node == root:
-                break
-            node = node.next
+        node = _next(node, root)
     return total + parts - 1 if parts else 0
 
 
@@ -386,17 +371,10 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
     cdef Py_ssize_t n_all = 0, k, p, i, j, cap, depth
     # pass 1: count the non-text nodes (what traverse(include_text=False) yields)
     node = top
-    while True:
+    while node != NULL:
         if node.type != NODE_TEXT:
             n_all += 1
-        if node.first_child != NULL:
-            node = node.first_child
-            continue
-        while node != top and node.next == NULL:
-            node = node.parent
-        if node == top:
-            break
-        node = node.next
+        node = _next(node, top)
     cdef ws_node_t **ptr = <ws_node_t **> malloc(n_all * sizeof(ws_node_t *))
     cdef Py_ssize_t *parent = <Py_ssize_t *> malloc(n_all * sizeof(Py_ssize_t))
     cdef Py_ssize_t *stack = <Py_ssize_t *> malloc((n_all + 1) * sizeof(Py_ssize_t))
@@ -719,26 +697,55 @@ cdef Py_ssize_t _owner(Py_ssize_t k, Py_ssize_t *parent, Py_ssize_t *owner) noex
 cdef size_t T_CODE = 0
 
 
-cdef char _WORD_DATA[2048]  # the class/id words ``named``'s ``match`` acts on, NUL-separated (``named_words``)
-cdef Py_ssize_t _WORD_AT[256]
-cdef Py_ssize_t _WORD_LEN[256]
-cdef Py_ssize_t _WORD_COUNT = -1  # (-1: not told, every name goes to ``match``)
+cdef struct Words:  # lower-case ASCII words, NUL-separated in ``data``
+    char data[4096]
+    Py_ssize_t at[256]
+    Py_ssize_t length[256]
+    Py_ssize_t count  # -1: not set
+
+
+cdef Words _CHROME_WORDS  # the class/id words ``named``'s ``match`` acts on (``named_words``)
+cdef Words _STEP_NAMES  # the tag names whose marks do not count (``mark_steps``)
+_CHROME_WORDS.count = -1
+_STEP_NAMES.count = -1
+
+
+cdef int _set_words(Words *words, names) except -1:
+    data = [name.encode("ascii") for name in sorted(names)]
+    if len(data) > 256 or sum(len(w) + 1 for w in data) > 4096 or not all(w == w.lower() for w in data):
+        raise ValueError("at most 256 short lower-case ASCII words")
+    at = 0
+    for i, word in enumerate(data):
+        words.at[i], words.length[i] = at, len(word)
+        for k, c in enumerate(word):
+            words.data[at + k] = c
+        at += len(word) + 1
+    words.count = len(data)
+    return 0
+
+
+cdef bint _has_word(Words *words, const unsigned char *text, Py_ssize_t length) noexcept:
+    """Whether ``text`` (ASCII, any case) is one of ``words``."""
+    cdef Py_ssize_t w, k
+    cdef unsigned char c
+    for w in range(words.count):
+        if words.length[w] != length:
+            continue
+        for k in range(length):
+            c = text[k]
+            if b'A' <= c <= b'Z':
+                c += 32
+            if c != <unsigned char> words.data[words.at[w] + k]:
+                break
+        else:
+            return True
+    return False
 
 
 def named_words(words):
     """Tell ``named`` every word its ``match`` can act on (a part of a class/id name, lower case
     ASCII): a name without one of them as a part is not handed to ``match`` at all."""
-    global _WORD_COUNT
-    data = [word.encode("ascii") for word in sorted(words)]
-    if len(data) > 256 or sum(len(w) + 1 for w in data) > 2048 or not all(w == w.lower() for w in data):
-        raise ValueError("named_words takes at most 256 short lower-case ASCII words")
-    at = 0
-    for i, word in enumerate(data):
-        _WORD_AT[i], _WORD_LEN[i] = at, len(word)
-        for k, c in enumerate(word):
-            _WORD_DATA[at + k] = c
-        at += len(word) + 1
-    _WORD_COUNT = len(data)
+    _set_words(&_CHROME_WORDS, words)
 
 
 cdef bint _may_match(ws_attr_t *attr) noexcept:
@@ -747,8 +754,8 @@ cdef bint _may_match(ws_attr_t *attr) noexcept:
     in lower case. A name that is not ASCII is always handed on (Unicode lower-casing is the
     Python code's to do)."""
     cdef ws_lexbor_str_t *value
-    cdef Py_ssize_t i = 0, start, n, w, k, length
-    cdef unsigned char c, d
+    cdef Py_ssize_t i = 0, start, n, length
+    cdef unsigned char c
     if attr == NULL or attr.value == NULL or attr.value.data == NULL:
         return False
     value = attr.value
@@ -763,18 +770,8 @@ cdef bint _may_match(ws_attr_t *attr) noexcept:
                 break
             i += 1
         length = i - start
-        if length:
-            for w in range(_WORD_COUNT):
-                if _WORD_LEN[w] != length:
-                    continue
-                for k in range(length):
-                    c = value.data[start + k]
-                    if b'A' <= c <= b'Z':
-                        c += 32
-                    if c != <unsigned char> _WORD_DATA[_WORD_AT[w] + k]:
-                        break
-                else:
-                    return True
+        if length and _has_word(&_CHROME_WORDS, value.data + start, length):
+            return True
         i += 1
     return False
 
@@ -794,11 +791,11 @@ def named(LexborNode root, match):
         T_CODE = _tree.tag_ids(frozenset({"code"})).popitem()[0]
     parser = root.parser
     out = []
-    while True:
+    while node != NULL:
         if node.type == NODE_ELEMENT:
             cls_attr = _attr(node, ATTR_CLASS)
             id_attr = _attr(node, ATTR_ID)
-            if (cls_attr != NULL or id_attr != NULL) and (_WORD_COUNT < 0 or _may_match(cls_attr)
+            if (cls_attr != NULL or id_attr != NULL) and (_CHROME_WORDS.count < 0 or _may_match(cls_attr)
                                                           or _may_match(id_attr)):
                 cls = _value(cls_attr)
                 ident = _value(id_attr)
@@ -809,14 +806,7 @@ def named(LexborNode root, match):
                         up = up.parent
                     if up == NULL:
                         out.append((_wrap(node, parser), kind, token))
-        if node.first_child != NULL:
-            node = node.first_child
-            continue
-        while node != top and node.next == NULL:
-            node = node.parent
-        if node == top:
-            break
-        node = node.next
+        node = _next(node, top)
     return out
 
 
@@ -831,17 +821,10 @@ def comments(LexborNode root):
     cdef ws_node_t *node = top
     parser = root.parser
     out = []
-    while True:
+    while node != NULL:
         if node.type == NODE_COMMENT:
             out.append(_wrap(node, parser))
-        if node.first_child != NULL:
-            node = node.first_child
-            continue
-        while node != top and node.next == NULL:
-            node = node.parent
-        if node == top:
-            break
-        node = node.next
+        node = _next(node, top)
     return out
 
 
@@ -897,17 +880,10 @@ def junk(LexborNode root, frozenset tags):
         wanted[<size_t> tag_id] = 1
     parser = root.parser
     out = []
-    while True:
+    while node != NULL:
         if node.type == NODE_ELEMENT and node.local_name < 4096 and wanted[node.local_name]:
             out.append(_wrap(node, parser))
-        if node.first_child != NULL:
-            node = node.first_child
-            continue
-        while node != top and node.next == NULL:
-            node = node.parent
-        if node == top:
-            break
-        node = node.next
+        node = _next(node, top)
     return out
 
 
@@ -937,7 +913,7 @@ def mark_bound(const unsigned char[::1] data, Py_ssize_t chunks):
     cdef Py_ssize_t *counts = NULL
     cdef size_t h
     cdef Py_ssize_t bound, level, opens, closes, step, stray, ends
-    if _STEP_COUNT < 0:
+    if _STEP_NAMES.count < 0:
         raise RuntimeError("mark_bound needs mark_steps first")
     cdef Py_ssize_t room = 1024
     cdef void *grown
@@ -1061,26 +1037,10 @@ cdef Py_ssize_t _total(const unsigned char *s, Py_ssize_t *key_at, Py_ssize_t *k
     return 0
 
 
-cdef char _STEP_NAMES[4096]  # the names whose marks do not count (void, optional end), NUL-separated
-cdef Py_ssize_t _STEP_AT[128]
-cdef Py_ssize_t _STEP_LEN[128]
-cdef Py_ssize_t _STEP_COUNT = -1
-
-
 def mark_steps(names):
     """Tell ``mark_bound`` the tag names (lower case) whose marks do not count: ``html_precheck``'s
     ``VOID`` and ``OPTIONAL_END``."""
-    global _STEP_COUNT
-    data = [name.encode("ascii") for name in sorted(names)]
-    if len(data) > 128 or sum(len(w) + 1 for w in data) > 4096 or not all(w == w.lower() for w in data):
-        raise ValueError("mark_steps takes at most 128 short lower-case ASCII names")
-    at = 0
-    for i, word in enumerate(data):
-        _STEP_AT[i], _STEP_LEN[i] = at, len(word)
-        for k, c in enumerate(word):
-            _STEP_NAMES[at + k] = c
-        at += len(word) + 1
-    _STEP_COUNT = len(data)
+    _set_words(&_STEP_NAMES, names)
 
 
 cdef Py_ssize_t _mark_step(const unsigned char *mark, Py_ssize_t length) noexcept:
@@ -1088,21 +1048,9 @@ cdef Py_ssize_t _mark_step(const unsigned char *mark, Py_ssize_t length) noexcep
     with a letter or whose name (lower-cased) is one of ``mark_steps``'."""
     cdef bint close = mark[1] == b'/'
     cdef const unsigned char *name = mark + (2 if close else 1)
-    cdef Py_ssize_t size = length - (2 if close else 1), w, k
-    cdef unsigned char c
-    if size <= 0 or not _alpha(name[0]):
+    cdef Py_ssize_t size = length - (2 if close else 1)
+    if size <= 0 or not _alpha(name[0]) or _has_word(&_STEP_NAMES, name, size):
         return 0
-    for w in range(_STEP_COUNT):
-        if _STEP_LEN[w] != size:
-            continue
-        for k in range(size):
-            c = name[k]
-            if b'A' <= c <= b'Z':
-                c += 32
-            if c != <unsigned char> _STEP_NAMES[_STEP_AT[w] + k]:
-                break
-        else:
-            return 0
     return -1 if close else 1
 
 
@@ -1114,17 +1062,10 @@ def link_len(LexborNode root):
     cdef ws_node_t *node = top
     cdef Py_ssize_t total = 0
     parser = root.parser
-    while True:
+    while node != NULL:
         if node.local_name == A_ID and node.type == NODE_ELEMENT:
             total += _text_len(node, None, parser)
-        if node.first_child != NULL:
-            node = node.first_child
-            continue
-        while node != top and node.next == NULL:
-            node = node.parent
-        if node == top:
-            break
-        node = node.next
+        node = _next(node, top)
     return total
 
 
@@ -1136,19 +1077,12 @@ def class_text(LexborNode root):
     cdef ws_node_t *node = top
     cdef ws_attr_t *attr
     out = bytearray()
-    while True:
+    while node != NULL:
         if node.type == NODE_ELEMENT:
             attr = _attr(node, ATTR_CLASS)
             if attr != NULL and attr.value != NULL and attr.value.data != NULL and attr.value.length:
                 if out:
                     out += b" "
                 out += attr.value.data[:attr.value.length]
-        if node.first_child != NULL:
-            node = node.first_child
-            continue
-        while node != top and node.next == NULL:
-            node = node.parent
-        if node == top:
-            break
-        node = node.next
+        node = _next(node, top)
     return out.decode("utf-8", "replace")
