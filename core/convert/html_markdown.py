@@ -48,10 +48,10 @@ served (hidden-content removal, then the steps above):
     readability, 130 pages       webshelf 0.954 / 0.956, trafilatura 0.928 / 0.948,
                                  rs-trafilatura 0.930 / 0.927
 
-Speed: the median page takes 0.21 of trafilatura's time in that benchmark on WCXB dev and 0.26
-on the readability pages (2026-12-08; issue 14 asks ≤ 0.25), with the compiled module
-``core.convert.native`` built at install; without it (no C compiler: the same output) 0.29 and
-0.34. Why compiled: after five passes of identical-output Python work the median page's time
+Speed: the median page takes 0.20-0.22 of trafilatura's time in that benchmark on WCXB dev and
+0.23-0.25 on the readability pages (three runs on 2026-12-08; issue 14 asks ≤ 0.25), with the
+compiled module ``core.convert.native`` built at install; without it (no C compiler: the same
+output) 0.29-0.30 and 0.32-0.35. Why compiled: after five passes of identical-output Python work the median page's time
 was spread over ~15 steps of 2-15% each, most of it selectolax building one Python object per
 node asked about (a wrapper, an attribute dict, a decoded string per text node); the module
 reads those nodes through Lexbor's own structures instead, and each of its functions is checked
