@@ -1,13 +1,19 @@
 """Compiled reads of selectolax's Lexbor tree for the served path (issue 14's speed goal).
 
-``_lexbor`` (Cython, built at install when a C compiler is there: setup.py) answers two of the
-served path's questions from Lexbor's structures instead of through selectolax's per-node
-Python objects: ``text_len`` and the block classifier's ``blocks`` — the same numbers as the
-Python code, which stays the reference and the fallback. Before either is used, ``_check`` runs
-both on a page that exercises what the C code reads (nesting, classes, ids, anchors, images,
-``<pre>``, non-ASCII and odd white space), after checking — by reading only — that selectolax's
-node wrapper is laid out as ``ws_node_object.h`` says; any difference (another layout in a
-future selectolax, say) and the Python code serves instead, with ``REASON`` saying why. ``WEBSHELF_NATIVE=0`` in the environment turns it off.
+``_lexbor`` (Cython, built at install when a C compiler is there: setup.py) answers the served
+path's questions about the parsed tree from Lexbor's structures instead of through selectolax's
+per-node Python objects: ``text_len``, ``link_len``, the block classifier's ``blocks``, pruning's
+class/id scan (``named``), the comment walk, the page's class lists, selector lists of plain tag
+names (``css``) and the pre-check's tag marks (``mark_bound``) — each the same answer as the
+Python code, which stays the reference and the fallback.
+
+Before anything serves: selectolax's node wrapper is checked, by reading only, to be laid out as
+``ws_node_object.h`` says; ``_check`` runs ``text_len``, ``link_len`` and ``blocks`` beside the
+Python code on a page that exercises what the C code reads (nesting, classes, ids, anchors,
+images, ``<pre>``, code, comments, non-ASCII and odd white space); a module that owns the Python
+reference of another function takes the compiled one only if ``agrees`` (the same page) or its
+own samples say so. Any difference — another layout in a future selectolax, say — and the Python
+code serves, with ``REASON`` saying why. ``WEBSHELF_NATIVE=0`` in the environment turns it off.
 """
 
 from __future__ import annotations
@@ -100,7 +106,7 @@ def _tag_selector(selector: str) -> frozenset[int] | None:
 
 def _load():
     global REASON
-    if os.environ.get("WEBSHELF_NATIVE") == "0":  # (bench/native_ab.py's baseline; a way out)
+    if os.environ.get("WEBSHELF_NATIVE") == "0":  # (the Python code alone: a way out, a baseline)
         REASON = "turned off by WEBSHELF_NATIVE=0"
         return None
     try:

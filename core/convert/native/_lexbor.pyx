@@ -1,12 +1,13 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The served path's Lexbor reads in C: ``text_len`` and ``blocks``, the same results as
-``core.convert.html_density.text_len`` and ``core.convert.blocks.features.blocks``.
+"""The served path's reads of the parsed tree in C, each the same answer as the Python code it
+stands in for (``core/convert/native/__init__.py`` lists them and checks each before use).
 
-Why: a median page spends a fifth of its time asking selectolax about single nodes (a wrapper,
-an attribute dict, a decoded string per text node); here the tree is read through Lexbor's own
-structures (``lexbor_layout.h``) instead. Where C cannot give the same answer (text that is not
-UTF-8, a non-ASCII block's punctuation by Unicode class) it asks the Python code. The package's
-``__init__`` checks this module against the Python code before anything uses it."""
+Why: a median page spent much of its time asking selectolax about single nodes (a wrapper, an
+attribute dict, a decoded string per text node); here the tree is read through Lexbor's own
+structures (``lexbor_layout.h``) and a wrapper is made only for a node handed back
+(``ws_node_object.h``). Where C cannot give the same answer (text that is not UTF-8, a name
+that is not ASCII, a character beyond the BMP) it asks the Python code."""
+
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcmp, memcpy, memset
@@ -62,7 +63,7 @@ cdef object _TAG_NAMES = None  # tag id -> name, the block tags (BLOCK_IDS)
 cdef size_t A_ID = _tree._A_ID
 cdef size_t IMG_ID = _tree._IMG_ID
 cdef unsigned char CLS[128]  # bit 0 punct, 1 ends, 2 commas, 3 digits, of each ASCII byte
-cdef size_t T_LI, T_TABLE, T_TR, T_QUOTE, T_PRE, T_H1, T_H2
+cdef size_t T_LI, T_TABLE, T_TR, T_QUOTE, T_PRE, T_H1, T_H2, T_CODE
 cdef unsigned char FURN[4096]
 # each BMP character's four classes (the bits of CLS), 0xFF until asked: ``features._wide_counts``,
 # which matches the character against the same four patterns, fills it in
@@ -79,11 +80,12 @@ cdef unsigned char BLOCK[4096]
 
 
 def _setup():
-    global _TAG_NAMES, T_LI, T_TABLE, T_TR, T_QUOTE, T_PRE, T_H1, T_H2
+    global _TAG_NAMES, T_LI, T_TABLE, T_TR, T_QUOTE, T_PRE, T_H1, T_H2, T_CODE
     _TAG_NAMES = dict(_tree.BLOCK_IDS)
     ids = {name: tag_id for tag_id, name in _tree.BLOCK_IDS.items()}
     T_LI, T_TABLE, T_TR, T_QUOTE, T_PRE, T_H1, T_H2 = (
         ids["li"], ids["table"], ids["tr"], ids["blockquote"], ids["pre"], ids["h1"], ids["h2"])
+    (T_CODE,) = _tree.tag_ids(frozenset({"code"}))
     for tag_id in _tree.BLOCK_IDS:
         if tag_id >= 4096:
             raise RuntimeError("block tag id out of range")
@@ -441,7 +443,6 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
         found_chars = []
         found_words = []
         found_counts = []
-        found_ascii = []
         for k in range(1, n_all):
             tag_id = ptr[k].local_name
             if not (tag_id < 4096 and BLOCK[tag_id]):
@@ -463,7 +464,6 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
                 found_chars.append(len(text))
                 found_words.append(len(text.split()) or 1)
                 found_counts.append(None)
-                found_ascii.append(False)
             else:
                 if st.chars == 0:
                     continue
@@ -471,7 +471,6 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
                 found_chars.append(st.chars)
                 found_words.append(st.words or 1)
                 found_counts.append((st.counts[0], st.counts[1], st.counts[2], st.counts[3]) if st.ascii else None)
-                found_ascii.append(st.ascii)
             found_k.append(k)
         n = len(found_k)
         if not n:
@@ -694,9 +693,6 @@ cdef Py_ssize_t _owner(Py_ssize_t k, Py_ssize_t *parent, Py_ssize_t *owner) noex
     return found
 
 
-cdef size_t T_CODE = 0
-
-
 cdef struct Words:  # lower-case ASCII words, NUL-separated in ``data``
     char data[4096]
     Py_ssize_t at[256]
@@ -781,14 +777,11 @@ def named(LexborNode root, match):
     ``root``'s subtree (``root`` too) with a class or id attribute that ``match`` — called with
     the class list, or the class list, a space and the id — gives a kind, unless the element is
     a ``<pre>``/``<code>`` or inside one, in document order."""
-    global T_CODE
     cdef ws_node_t *top = <ws_node_t *> root.node
     cdef ws_node_t *node = top
     cdef ws_node_t *up
     cdef ws_attr_t *cls_attr
     cdef ws_attr_t *id_attr
-    if not T_CODE:
-        T_CODE = _tree.tag_ids(frozenset({"code"})).popitem()[0]
     parser = root.parser
     out = []
     while node != NULL:
@@ -887,7 +880,7 @@ def junk(LexborNode root, frozenset tags):
     return out
 
 
-# -- the pre-check's tag marks (``html_precheck._mark_parts``) ---------------------------------
+# -- the pre-check's tag marks (``html_precheck._mark_bound``) ---------------------------------
 
 cdef inline bint _name_char(unsigned char c) noexcept:
     return (b'a' <= c <= b'z') or (b'A' <= c <= b'Z') or (b'0' <= c <= b'9') or c == b':' or c == b'-'
