@@ -65,6 +65,7 @@ cdef size_t IMG_ID = _tree._IMG_ID
 cdef unsigned char CLS[128]  # bit 0 punct, 1 ends, 2 commas, 3 digits, of each ASCII byte
 cdef size_t T_LI, T_TABLE, T_TR, T_QUOTE, T_PRE, T_H1, T_H2, T_CODE
 cdef unsigned char FURN[4096]
+cdef unsigned char BLOCK[4096]
 # each BMP character's four classes (the bits of CLS), 0xFF until asked: ``features._wide_counts``,
 # which matches the character against the same four patterns, fills it in
 cdef unsigned char WIDE[0x10000]
@@ -76,7 +77,6 @@ cdef unsigned char _wide_class(Py_UCS4 cp) except 0xFE:
     cdef unsigned char cls = (1 if punct else 0) | (2 if ends else 0) | (4 if commas else 0) | (8 if digits else 0)
     WIDE[cp] = cls
     return cls
-cdef unsigned char BLOCK[4096]
 
 
 def _setup():
@@ -166,33 +166,42 @@ cdef struct Stats:
     bint bad              # not UTF-8: measure in Python
 
 
-cdef int _add_text(Stats *st, const unsigned char *s, Py_ssize_t n) except -1:
-    """One text node's stripped fragment into ``st``."""
+cdef Py_ssize_t _strip(const unsigned char *s, Py_ssize_t n, Py_ssize_t *end) noexcept:
+    """Where ``s.decode().strip()`` starts in ``s`` (its end into ``end``), -1 when the white
+    space at either end is not UTF-8."""
     cdef Py_ssize_t i = 0, j = n, k, b
     cdef Py_UCS4 cp
-    cdef unsigned char c, cls
-    cdef bint in_word = False
-    st.parts += 1
     while i < n:
         k = _decode_at(s, i, n, &cp)
         if k == 0:
-            st.bad = True
-            return 0
+            return -1
         if not Py_UNICODE_ISSPACE(cp):
             break
         i += k
-    if i == n:
-        return 0
     while j > i:
         b = j - 1
         while b > i and (s[b] & 0xC0) == 0x80 and j - b < 4:
             b -= 1
         if _decode_at(s, b, j, &cp) != j - b:
-            st.bad = True
-            return 0
+            return -1
         if not Py_UNICODE_ISSPACE(cp):
             break
         j = b
+    end[0] = j
+    return i
+
+
+cdef int _add_text(Stats *st, const unsigned char *s, Py_ssize_t n) except -1:
+    """One text node's stripped fragment into ``st``."""
+    cdef Py_ssize_t i, j, k
+    cdef Py_UCS4 cp
+    cdef unsigned char c, cls
+    cdef bint in_word = False
+    st.parts += 1
+    i = _strip(s, n, &j)
+    if i < 0:
+        st.bad = True
+        return 0
     while i < j:
         c = s[i]
         if c < 0x80:
@@ -254,27 +263,12 @@ def text_len(LexborNode node):
 
 cdef Py_ssize_t _stripped_len(const unsigned char *s, Py_ssize_t n) noexcept:
     """len(s.decode().strip()), -1 when ``s`` is not UTF-8."""
-    cdef Py_ssize_t i = 0, j = n, k, b, count = 0
+    cdef Py_ssize_t i, j, k, count = 0
     cdef Py_UCS4 cp
     cdef uint64_t word
-    while i < n:  # leading white space
-        k = _decode_at(s, i, n, &cp)
-        if k == 0:
-            return -1
-        if not Py_UNICODE_ISSPACE(cp):
-            break
-        i += k
-    if i == n:
-        return 0
-    while j > i:  # trailing white space
-        b = j - 1
-        while b > i and (s[b] & 0xC0) == 0x80 and j - b < 4:
-            b -= 1
-        if _decode_at(s, b, j, &cp) != j - b:
-            return -1
-        if not Py_UNICODE_ISSPACE(cp):
-            break
-        j = b
+    i = _strip(s, n, &j)
+    if i < 0:
+        return -1
     while i < j:  # the code points between: ASCII eight bytes at a time
         if j - i >= 8:
             memcpy(&word, s + i, 8)
@@ -370,7 +364,7 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
     cdef ws_node_t *top = <ws_node_t *> container.node
     parser = container.parser
     cdef ws_node_t *node
-    cdef Py_ssize_t n_all = 0, k, p, i, j, cap, depth
+    cdef Py_ssize_t n_all = 0, k, p, i, depth
     # pass 1: count the non-text nodes (what traverse(include_text=False) yields)
     node = top
     while node != NULL:
@@ -436,6 +430,8 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
         info[0].pos = info[0].neg = info[0].li = info[0].table = info[0].quote = 0
         info[0].furniture = info[0].pre = info[0].repeated = 0
         names = [None] * n_all
+        sames = {}  # (walk index, tag id, class) -> ``_same``
+        counts_of = {}  # walk index -> ``_children``
         chains = [None] * n_all
         chains[0] = ()
         found_k = []
@@ -452,7 +448,7 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
             if inner[k] and tag_id != T_PRE:
                 continue
             p = parent[k]
-            _info(p, ptr, parent, info, cls_attr, names, chains)
+            _info(p, ptr, parent, info, cls_attr, names, chains, sames)
             if info[p].pre:
                 continue
             _stats(ptr[k], &st)
@@ -536,8 +532,8 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
             cls, _, positive, negative = _name(k, ptr, cls_attr, names)
             p = parent[k]
             if cls:
-                same = _same_count(ptr[p], tag_id, cls_attr[k])
-                same_share = same / <double> max(1, _child_count(ptr[p]))
+                same = _same(p, tag_id, cls, cls_attr[k], ptr, sames)
+                same_share = same / <double> max(1, _children(p, ptr, counts_of))
                 log_same = log1p(same)
             else:
                 same_share = log_same = 0.0
@@ -600,8 +596,19 @@ def blocks(LexborNode container, Py_ssize_t limit=3000):
         free(mass_sum); free(link_sum)
 
 
+cdef Py_ssize_t _same(Py_ssize_t p, size_t tag_id, object cls, ws_attr_t *attr, ws_node_t **ptr,
+                     dict memo) except -1:
+    """How many children of walk node ``p`` have tag ``tag_id`` and the class ``cls`` (``attr``'s
+    value, not empty): counted once per parent, tag and class (a run of a thousand cards is read
+    once, not once per card) — ``Tree.groups`` and ``Tree._siblings``."""
+    key = (p, tag_id, cls)
+    same = memo.get(key)
+    if same is None:
+        same = memo[key] = _same_count(ptr[p], tag_id, attr)
+    return same
+
+
 cdef Py_ssize_t _same_count(ws_node_t *parent, size_t tag_id, ws_attr_t *cls) except -1:
-    """Children of ``parent`` with tag ``tag_id`` and the class value of ``cls`` (non-empty)."""
     cdef ws_node_t *child = parent.first_child
     cdef Py_ssize_t count = 0
     while child != NULL:
@@ -611,10 +618,25 @@ cdef Py_ssize_t _same_count(ws_node_t *parent, size_t tag_id, ws_attr_t *cls) ex
     return count
 
 
+cdef Py_ssize_t _children(Py_ssize_t p, ws_node_t **ptr, dict memo) except -1:
+    """Non-text children of walk node ``p`` (``iter(include_text=False)``), counted once."""
+    cdef ws_node_t *child
+    cdef Py_ssize_t count = 0
+    found = memo.get(p)
+    if found is None:
+        child = ptr[p].first_child
+        while child != NULL:
+            if child.type != NODE_TEXT:
+                count += 1
+            child = child.next
+        found = memo[p] = count
+    return found
+
+
 cdef int _info(Py_ssize_t p, ws_node_t **ptr, Py_ssize_t *parent, Info *info, ws_attr_t **cls_attr,
-               list names, list chains) except -1:
+               list names, list chains, dict sames) except -1:
     """``Tree.info`` of walk node p: the facts of its path below the top, p included."""
-    cdef Py_ssize_t q = p, r, count = 0, same
+    cdef Py_ssize_t q = p, r, same
     cdef size_t tag_id
     cdef Info *base
     cdef Info *me
@@ -629,10 +651,7 @@ cdef int _info(Py_ssize_t p, ws_node_t **ptr, Py_ssize_t *parent, Info *info, ws
         me = &info[r]
         cls, _, positive, negative = _name(r, ptr, cls_attr, names)
         tag_id = ptr[r].local_name
-        if cls:
-            same = _same_count(ptr[parent[r]], tag_id, cls_attr[r])
-        else:
-            same = 0
+        same = _same(parent[r], tag_id, cls, cls_attr[r], ptr, sames) if cls else 0
         me.depth = base.depth + 1
         me.pos = base.pos or positive
         me.neg = base.neg or negative
@@ -647,18 +666,9 @@ cdef int _info(Py_ssize_t p, ws_node_t **ptr, Py_ssize_t *parent, Info *info, ws
     return 0
 
 
-cdef Py_ssize_t _child_count(ws_node_t *parent) noexcept:
-    """Non-text children (``iter(include_text=False)``)."""
-    cdef ws_node_t *child = parent.first_child
-    cdef Py_ssize_t count = 0
-    while child != NULL:
-        if child.type != NODE_TEXT:
-            count += 1
-        child = child.next
-    return count
-
-
 cdef tuple _name(Py_ssize_t k, ws_node_t **ptr, ws_attr_t **cls_attr, list names):
+    """``tree.read_name`` of walk node k, once: its rule written out here, because calling the
+    Python function for every block and ancestor was an eighth of this module's ``blocks``."""
     named = names[k]
     if named is not None:
         return named
@@ -682,7 +692,7 @@ cdef tuple _name(Py_ssize_t k, ws_node_t **ptr, ws_attr_t **cls_attr, list names
 
 cdef Py_ssize_t _owner(Py_ssize_t k, Py_ssize_t *parent, Py_ssize_t *owner) noexcept:
     """The found block holding walk node k (its nearest ancestor-or-self among them), -1 none."""
-    cdef Py_ssize_t q = k, found, r
+    cdef Py_ssize_t q = k, found
     while owner[q] == -2:
         q = parent[q]
     found = owner[q]
@@ -826,7 +836,7 @@ cdef tuple _branch(Py_ssize_t p, Py_ssize_t mass_p, Info *info, Py_ssize_t *pare
     """``features._branch_features``' eight values of a block whose parent is walk node ``p``
     (``mass_p``: the longest block's parent): its branch's shares and link densities 1, 2 and 3
     levels below the top, and where it sits against the longest block's branch."""
-    cdef Py_ssize_t length = info[p].depth, mass_length = info[mass_p].depth, lca = -1, d, q
+    cdef Py_ssize_t length = info[p].depth, lca, d, q
     cdef Py_ssize_t level[3]
     cdef Py_ssize_t a = p, b = mass_p
     # the deepest common ancestor below the top of p and mass_p: walk both up to one depth, then together
@@ -923,11 +933,10 @@ def mark_bound(const unsigned char[::1] data, Py_ssize_t chunks):
                 break
             i = hit - s
             if _first_char(s[i + 1]):
-                h = ((14695981039346656037u ^ s[i]) * 1099511628211u ^ s[i + 1]) * 1099511628211u
                 j = i + 2
                 while j < n and _name_char(s[j]):
-                    h = (h ^ s[j]) * 1099511628211u
                     j += 1
+                h = _fnv(s + i, j - i, FNV_OFFSET)
                 if count == room:  # (grown by doubling: a page's marks are not known in advance)
                     room *= 2
                     grown = realloc(mark_at, room * sizeof(Py_ssize_t))
@@ -1008,7 +1017,11 @@ cdef inline bint _alpha(unsigned char c) noexcept:
     return (b'a' <= c <= b'z') or (b'A' <= c <= b'Z')
 
 
+cdef size_t FNV_OFFSET = 14695981039346656037u
+
+
 cdef inline size_t _fnv(const unsigned char *p, Py_ssize_t length, size_t h) noexcept:
+    """FNV-1a of ``p[:length]``, going on from ``h`` (``FNV_OFFSET`` to start)."""
     cdef Py_ssize_t k
     for k in range(length):
         h = (h ^ p[k]) * 1099511628211u
@@ -1018,7 +1031,7 @@ cdef inline size_t _fnv(const unsigned char *p, Py_ssize_t length, size_t h) noe
 cdef Py_ssize_t _total(const unsigned char *s, Py_ssize_t *key_at, Py_ssize_t *key_len, Py_ssize_t *counts,
                        Py_ssize_t cap, Py_ssize_t runs, const unsigned char *name, Py_ssize_t length) noexcept:
     """The count, over all runs, of the mark "<" + ``name``."""
-    cdef size_t h = _fnv(name, length, (14695981039346656037u ^ 60) * 1099511628211u)  # (60: "<")
+    cdef size_t h = _fnv(name, length, _fnv(<const unsigned char *> b"<", 1, FNV_OFFSET))
     cdef Py_ssize_t slot = <Py_ssize_t> (h & (cap - 1)), run, total = 0
     while key_len[slot] >= 0:
         if (key_len[slot] == length + 1 and s[key_at[slot]] == b'<'
